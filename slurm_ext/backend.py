@@ -1,0 +1,49 @@
+"""The one interface every cluster backend implements (live Slurm, simulator).
+
+Policies and EJB logic talk to a :class:`ClusterBackend`; they never know which one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from slurm_ext.model import Snapshot
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """A job to submit: a shape and a time limit, plus what to run (live) or how long it runs (sim)."""
+
+    nodes: int
+    time_limit: float | None = None  # seconds
+    name: str = "job"
+    command: str | None = None  # live: shell command wrapped by sbatch --wrap
+    script: str | None = None  # live: path of a batch script
+    extra_args: tuple[str, ...] = field(default=())  # live: further sbatch options
+    dependency: str | None = None
+
+
+@runtime_checkable
+class ClusterBackend(Protocol):
+    def snapshot(self) -> Snapshot:
+        """The cluster now: nodes and live (pending/running) jobs."""
+        ...
+
+    def submit(self, request: JobRequest) -> int:
+        """Submit a job; returns its id."""
+        ...
+
+    def cancel(self, job_id: int) -> None: ...
+
+    def shrink(self, job_id: int, new_size: int) -> None:
+        """Release nodes of a running job until it holds ``new_size``."""
+        ...
+
+    def expand(self, job_id: int, new_size: int, timeout: float = 10.0) -> None:
+        """Grow a running job to ``new_size`` nodes, or raise if the nodes do not come in ``timeout``."""
+        ...
+
+    def raise_priority(self, job_id: int) -> None:
+        """Put a pending job at the head of the queue."""
+        ...

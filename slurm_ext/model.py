@@ -1,0 +1,158 @@
+"""The typed view of a cluster that every part of the toolkit shares.
+
+A :class:`Snapshot` is what a policy sees: nodes, running jobs and the pending queue
+at one instant. The live Slurm adapter builds it from ``squeue --json``/``sinfo --json``;
+the simulator builds it from its own state. Policies never know which.
+
+Times are seconds (floats): absolute times are Unix epoch seconds on live Slurm and
+simulation seconds in the simulator; durations (``time_limit``) are seconds, ``None``
+meaning unlimited.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cached_property
+
+
+class JobState(StrEnum):
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    COMPLETING = "COMPLETING"
+    COMPLETED = "COMPLETED"
+    CANCELLED = "CANCELLED"
+    FAILED = "FAILED"
+    TIMEOUT = "TIMEOUT"
+    OTHER = "OTHER"
+
+    @classmethod
+    def parse(cls, text: str) -> JobState:
+        try:
+            return cls(text.upper())
+        except ValueError:
+            return cls.OTHER
+
+
+class NodeState(StrEnum):
+    IDLE = "IDLE"
+    ALLOCATED = "ALLOCATED"
+    MIXED = "MIXED"
+    DOWN = "DOWN"
+    DRAIN = "DRAIN"
+    OTHER = "OTHER"
+
+    @classmethod
+    def parse(cls, text: str) -> NodeState:
+        try:
+            return cls(text.upper())
+        except ValueError:
+            return cls.OTHER
+
+
+@dataclass(frozen=True, slots=True)
+class MalleableSpec:
+    """How far a job may be resized, in nodes (DMR's ``min, max, factor, preferred``)."""
+
+    min_nodes: int
+    max_nodes: int
+    factor: int = 2
+    preferred: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.min_nodes < 1:
+            raise ValueError(f"min_nodes must be >= 1, got {self.min_nodes}")
+        if self.max_nodes < self.min_nodes:
+            raise ValueError(f"max_nodes ({self.max_nodes}) < min_nodes ({self.min_nodes})")
+        if self.factor < 2:
+            raise ValueError(f"factor must be >= 2, got {self.factor}")
+        if self.preferred is not None and not self.min_nodes <= self.preferred <= self.max_nodes:
+            raise ValueError(
+                f"preferred ({self.preferred}) outside [min_nodes, max_nodes] = "
+                f"[{self.min_nodes}, {self.max_nodes}]"
+            )
+
+    def sizes(self, current: int) -> list[int]:
+        """Sizes reachable from ``current`` by multiplying/dividing by ``factor``, ascending."""
+        out = {current}
+        n = current
+        while n * self.factor <= self.max_nodes:
+            n *= self.factor
+            out.add(n)
+        n = current
+        while n % self.factor == 0 and n // self.factor >= self.min_nodes:
+            n //= self.factor
+            out.add(n)
+        return sorted(s for s in out if self.min_nodes <= s <= self.max_nodes or s == current)
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    name: str
+    state: NodeState
+    cpus: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    job_id: int
+    state: JobState
+    node_count: int
+    name: str = ""
+    user: str = ""
+    nodes: tuple[str, ...] = ()
+    submit_time: float = 0.0
+    start_time: float | None = None
+    end_time: float | None = None  # expected end (running) or expected start+limit (pending)
+    time_limit: float | None = None  # seconds; None = unlimited
+    priority: int = 0
+    partition: str = ""
+    dependency: str = ""
+    reason: str = ""
+    malleable: MalleableSpec | None = None
+
+    @property
+    def is_running(self) -> bool:
+        return self.state is JobState.RUNNING
+
+    @property
+    def is_pending(self) -> bool:
+        return self.state is JobState.PENDING
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Nodes and jobs at one instant. ``jobs`` holds only live jobs (pending or running)."""
+
+    time: float
+    nodes: tuple[Node, ...]
+    jobs: tuple[Job, ...] = field(default=())
+
+    @cached_property
+    def total_nodes(self) -> int:
+        return sum(1 for n in self.nodes if n.state not in (NodeState.DOWN, NodeState.DRAIN))
+
+    @cached_property
+    def idle_nodes(self) -> tuple[str, ...]:
+        return tuple(n.name for n in self.nodes if n.state is NodeState.IDLE)
+
+    @property
+    def free(self) -> int:
+        return len(self.idle_nodes)
+
+    @cached_property
+    def running(self) -> tuple[Job, ...]:
+        return tuple(j for j in self.jobs if j.is_running)
+
+    @cached_property
+    def pending(self) -> tuple[Job, ...]:
+        """Pending jobs in scheduling order: highest priority first, then oldest."""
+        return tuple(
+            sorted(
+                (j for j in self.jobs if j.is_pending),
+                key=lambda j: (-j.priority, j.submit_time, j.job_id),
+            )
+        )
+
+    def job(self, job_id: int) -> Job | None:
+        return next((j for j in self.jobs if j.job_id == job_id), None)
