@@ -1,0 +1,13 @@
+"""`slurm-ext`: the admin's command. Each sub-command lives beside the code it drives."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    help="Elastic jobs on an unmodified Slurm: local test cluster, simulator, control service.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+# Sub-commands register here, one line each (keep the CLI a thin layer over library calls).
