@@ -1,0 +1,95 @@
+"""The outcome of a simulated run: per-job columns (numpy) plus run-wide accounting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from slurm_ext.sim.engine import Rejected, Simulator
+    from slurm_ext.sim.workload import SkippedJob
+
+
+@dataclass
+class SimResult:
+    """Per-job arrays share one order (arrival order). ``start``/``end`` are -1 where a job never
+    started/ended (a run stopped early, a claimed or cancelled job)."""
+
+    workload: str
+    scheduler: str
+    policy: str
+    nodes: int
+    job_id: np.ndarray
+    submit: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    size: np.ndarray  # submitted nodes
+    final_size: np.ndarray  # nodes when it ended (differs after resizes)
+    limit: np.ndarray  # requested time at the submitted size
+    work: np.ndarray  # actual run time at the submitted size (inf: runs until cancelled)
+    state: np.ndarray  # state names
+    resizes: np.ndarray
+    malleable: np.ndarray  # bool
+    busy_area: float  # node-seconds of allocated nodes
+    frag_area: float  # idle node-seconds while the queue was non-empty
+    queue_time: float  # seconds with a non-empty queue
+    t_first: float  # first arrival
+    t_last: float  # clock when the run stopped
+    timeline: dict[str, np.ndarray] = field(default_factory=dict)
+    skipped: list[SkippedJob] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+    decisions: int = 0
+    wall_time: float = 0.0
+
+    @classmethod
+    def from_sim(cls, sim: Simulator) -> SimResult:
+        from slurm_ext.sim.engine import STATE_NAMES
+
+        n = len(sim.jid)
+        names = np.array(STATE_NAMES)
+        malleable = np.zeros(n, dtype=bool)
+        if sim.spec:
+            malleable[list(sim.spec)] = True
+        first = sim.sub[0] if sim._n_trace else 0.0
+        return cls(
+            workload=sim.workload_name,
+            scheduler=sim.scheduler_name,
+            policy=getattr(sim.policy, "name", type(sim.policy).__name__) if sim.policy else "",
+            nodes=sim.total_nodes,
+            job_id=np.array(sim.jid, dtype=np.int64),
+            submit=np.array(sim.sub, dtype=float),
+            start=np.array(sim.start_t, dtype=float),
+            end=np.array(sim.end_t, dtype=float),
+            size=np.array(sim.size0, dtype=np.int64),
+            final_size=np.array(sim.size, dtype=np.int64),
+            limit=np.array(sim.lim, dtype=float),
+            work=np.array(sim.work, dtype=float),
+            state=names[np.array(sim.state, dtype=np.int64)] if n else np.array([], dtype=str),
+            resizes=np.array(sim.resizes, dtype=np.int64),
+            malleable=malleable,
+            busy_area=sim.busy_area,
+            frag_area=sim.frag_area,
+            queue_time=sim.queue_time,
+            t_first=first,
+            t_last=sim.now,
+            timeline={
+                "time": np.frombuffer(sim.t_times, dtype=float).copy(),
+                "busy": np.frombuffer(sim.t_busy, dtype=np.int64).copy(),
+                "running": np.frombuffer(sim.t_running, dtype=np.int64).copy(),
+                "queued": np.frombuffer(sim.t_queued, dtype=np.int64).copy(),
+            },
+            skipped=list(sim.skipped),
+            rejected=list(sim.rejected),
+            decisions=sim.decisions,
+            wall_time=sim.wall_time,
+        )
+
+    @property
+    def finished(self) -> np.ndarray:
+        """Mask of jobs that started and ended (completed, killed, or cancelled while running)."""
+        return (self.start >= 0) & (self.end >= 0)
+
+    def __len__(self) -> int:
+        return len(self.job_id)

@@ -1,0 +1,264 @@
+"""Base (rigid) schedulers: one pass over the queue at one instant.
+
+A scheduler is a function ``pass_(sim) -> None`` that starts pending jobs through
+``sim._start(i)`` (``i`` an internal job index) and leaves ``sim.queue`` holding the jobs it
+did not start, in order. It reads only requested times: a pending job's wall limit is
+``sim.lim[i]`` (at its submitted size ``sim.size[i]``), a running job's expected end is its
+entry in ``sim.ends`` (a sorted list of ``(expected_end, i)``).
+
+- :func:`fcfs` starts jobs in queue order and stops at the first that does not fit.
+- :func:`easy` is textbook EASY (Mu'alem & Feitelson; pyss ``EasyBackfillScheduler``): a
+  reservation for the head job only; a later job may start now if it fits in the free nodes and
+  either ends by the head's shadow time or uses no more than the ``extra`` nodes.
+- :func:`make_backfill` builds Maui/Slurm-like backfill with reservations for the first ``depth``
+  jobs that cannot start (Maui ``ReservationDepth``); any other job starts only if it fits the
+  availability profile without touching a reservation. ``depth=1`` gives EASY's schedule,
+  a very large depth gives conservative backfilling, ``depth=0`` greedy first-fit.
+
+These are plain loops over lists; the simulator calls them at every event time, so they avoid
+allocating objects per job.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from slurm_ext.sim.engine import Simulator
+
+SchedulerPass = Callable[["Simulator"], None]
+INF = math.inf
+
+
+class EasyView(NamedTuple):
+    """What EASY knows about the queue head at ``now`` (EJB paper ``004_*`` Fig. 3, Table 1).
+
+    ``shadow`` is the time the head job is guaranteed to start (``now`` if it fits now,
+    ``inf`` if no head); ``extra`` the nodes left over at the shadow time once the head has
+    its nodes. Immediately backfillable slots are: type I, ``extra`` nodes with no time bound;
+    type II, ``free`` nodes until ``shadow`` (when ``free > extra``).
+    """
+
+    now: float
+    free: int
+    shadow: float
+    extra: int
+    head: int | None  # job id of the queue head, None when the queue is empty
+    head_nodes: int
+
+
+def shadow_and_extra(
+    free: int, need: int, ends: list[tuple[float, int]], sizes: list[int]
+) -> tuple[float, int]:
+    """Shadow time and extra nodes for a head job needing ``need`` nodes.
+
+    ``ends`` are the running jobs' ``(expected_end, key)`` in ascending order and ``sizes[key]``
+    their node counts. All jobs ending exactly at the shadow time count towards ``extra``
+    (as in a profile-based EASY such as pyss).
+    """
+    if need <= free:
+        return -INF, free - need  # fits now: caller treats the shadow as "now"
+    avail = free
+    n = len(ends)
+    k = 0
+    while k < n:
+        t, key = ends[k]
+        avail += sizes[key]
+        k += 1
+        if avail >= need:
+            while k < n and ends[k][0] == t:
+                avail += sizes[ends[k][1]]
+                k += 1
+            return t, avail - need
+    return INF, 0  # the head can never start: larger than the machine
+
+
+def fcfs(sim: Simulator) -> None:
+    q = sim.queue
+    size = sim.size
+    start = sim._start
+    k = 0
+    n = len(q)
+    while k < n and size[q[k]] <= sim.free:
+        start(q[k])
+        k += 1
+    if k:
+        del q[:k]
+
+
+def easy(sim: Simulator) -> None:
+    q = sim.queue
+    if not q:
+        return
+    size = sim.size
+    start = sim._start
+    n = len(q)
+    k = 0
+    while k < n and size[q[k]] <= sim.free:
+        start(q[k])
+        k += 1
+    if k:
+        del q[:k]
+        n -= k
+    free = sim.free
+    if n <= 1 or free == 0:
+        return
+    shadow, extra = shadow_and_extra(free, size[q[0]], sim.ends, size)
+    now = sim.now
+    lim = sim.lim
+    started = False
+    for pos in range(1, n):
+        i = q[pos]
+        s = size[i]
+        if s > free:
+            continue
+        if now + lim[i] <= shadow:
+            pass  # ends before the head needs the nodes
+        elif s <= extra:
+            extra -= s
+        else:
+            continue
+        start(i)
+        free -= s
+        q[pos] = -1
+        started = True
+        if free == 0:
+            break
+    if started:
+        sim.queue = [i for i in q if i >= 0]
+
+
+class Profile:
+    """Free nodes as a step function of time from ``now``: ``free[k]`` holds on ``[times[k], times[k+1])``."""
+
+    __slots__ = ("times", "free")
+
+    def __init__(self, now: float, free: int, ends: list[tuple[float, int]], sizes: list[int]) -> None:
+        times = [now]
+        frees = [free]
+        for t, key in ends:
+            if t == times[-1]:
+                frees[-1] += sizes[key]
+            else:
+                times.append(t)
+                frees.append(frees[-1] + sizes[key])
+        self.times = times
+        self.free = frees
+
+    def earliest(self, need: int, duration: float) -> float:
+        """Earliest breakpoint from which ``need`` nodes stay free for ``duration``."""
+        times, free = self.times, self.free
+        n = len(times)
+        k = 0
+        while k < n:
+            if free[k] < need:
+                k += 1
+                continue
+            t0 = times[k]
+            stop = t0 + duration
+            j = k + 1
+            while j < n and times[j] < stop and free[j] >= need:
+                j += 1
+            if j == n or times[j] >= stop:
+                return t0
+            k = j + 1  # free[j] < need: no window can start before times[j + 1]
+        return INF
+
+    def _split(self, t: float) -> int:
+        """Index of the breakpoint at ``t``, inserting one if needed."""
+        times = self.times
+        k = bisect_right(times, t) - 1
+        if times[k] == t:
+            return k
+        times.insert(k + 1, t)
+        self.free.insert(k + 1, self.free[k])
+        return k + 1
+
+    def reserve(self, t0: float, duration: float, need: int) -> None:
+        a = self._split(t0)
+        stop = t0 + duration
+        b = self._split(stop) if stop < INF else len(self.times)
+        free = self.free
+        for k in range(a, b):
+            free[k] -= need
+
+
+def make_backfill(depth: int) -> SchedulerPass:
+    """Backfill with reservations for the first ``depth`` jobs that cannot start now."""
+    if depth < 0:
+        raise ValueError(f"reservation depth must be >= 0, got {depth}")
+
+    def backfill(sim: Simulator) -> None:
+        q = sim.queue
+        if not q:
+            return
+        size = sim.size
+        start = sim._start
+        # The in-order prefix that fits starts as under FCFS; no profile is needed for it.
+        k = 0
+        n = len(q)
+        while k < n and size[q[k]] <= sim.free:
+            start(q[k])
+            k += 1
+        if k:
+            del q[:k]
+            n -= k
+        if n == 0:
+            return
+        now = sim.now
+        lim = sim.lim
+        prof = Profile(now, sim.free, sim.ends, size)
+        reserved = 0
+        started = False
+        for pos in range(n):
+            i = q[pos]
+            s = size[i]
+            if reserved >= depth and s > prof.free[0]:
+                if prof.free[0] == 0:
+                    break
+                continue
+            t0 = prof.earliest(s, lim[i])
+            if t0 == now:
+                start(i)
+                prof.reserve(now, lim[i], s)
+                q[pos] = -1
+                started = True
+            elif reserved < depth:
+                prof.reserve(t0, lim[i], s)
+                reserved += 1
+        if started:
+            sim.queue = [i for i in q if i >= 0]
+
+    backfill.__name__ = f"backfill_d{depth}"
+    return backfill
+
+
+def no_scheduler(sim: Simulator) -> None:
+    """Start nothing: the policy starts every job itself (``StartJob`` decisions)."""
+
+
+BASE_SCHEDULERS: dict[str, SchedulerPass] = {
+    "fcfs": fcfs,
+    "easy": easy,
+    "backfill": make_backfill(5),  # Maui ReservationDepth as in 000_*'s experiments
+    "conservative": make_backfill(1 << 30),
+    "none": no_scheduler,
+}
+
+
+def base_scheduler(name: str) -> SchedulerPass:
+    """``fcfs``, ``easy``, ``backfill`` (depth 5), ``backfill:D`` (depth D), ``conservative`` or ``none``."""
+    key = name.strip().lower()
+    if key.startswith("backfill:"):
+        try:
+            return make_backfill(int(key.split(":", 1)[1]))
+        except ValueError:
+            raise ValueError(f"bad reservation depth in {name!r}; use e.g. backfill:5") from None
+    try:
+        return BASE_SCHEDULERS[key]
+    except KeyError:
+        valid = ", ".join([*BASE_SCHEDULERS, "backfill:D"])
+        raise ValueError(f"unknown base scheduler {name!r}; valid: {valid}") from None

@@ -1,0 +1,118 @@
+"""What the simulator consumes: a machine size and a list of jobs.
+
+Every workload source (SWF trace, synthetic generator, the modified ESP benchmark) produces a
+:class:`Workload`. Times are simulation seconds. ``time_limit`` and ``run_time`` are wall
+times *at the submitted size* ``nodes``; a resize rescales them (see :mod:`slurm_ext.sim.malleable`).
+A job whose ``run_time`` exceeds its ``time_limit`` is killed at the limit, as Slurm would.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from dataclasses import dataclass, field, replace
+
+from slurm_ext.model import MalleableSpec
+
+
+@dataclass(frozen=True, slots=True)
+class EvolvingSpec:
+    """A job that asks for ``extra_nodes`` more nodes at given fractions of its run (``000_*``).
+
+    The ask at ``at[0]`` is repeated at each later point until one is granted (the modified
+    ESP workload asks at 16% and again at 25%).
+    """
+
+    at: tuple[float, ...]
+    extra_nodes: int
+
+    def __post_init__(self) -> None:
+        if not self.at or any(not 0.0 <= a < 1.0 for a in self.at):
+            raise ValueError(f"evolving points must be fractions in [0, 1), got {self.at}")
+        if self.extra_nodes < 1:
+            raise ValueError(f"extra_nodes must be >= 1, got {self.extra_nodes}")
+
+
+@dataclass(frozen=True, slots=True)
+class SimJob:
+    job_id: int
+    submit: float
+    nodes: int
+    time_limit: float  # requested wall time at ``nodes``; math.inf = unlimited
+    run_time: float  # actual wall time at ``nodes``
+    malleable: MalleableSpec | None = None
+    serial_fraction: float = 0.0  # Amdahl serial fraction used when resized
+    evolving: EvolvingSpec | None = None
+    user: int = -1
+    name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedJob:
+    job_id: int
+    reason: str
+
+
+@dataclass
+class Workload:
+    """Jobs sorted by submit time (ties keep source order) on a machine of ``nodes`` nodes."""
+
+    jobs: list[SimJob]
+    nodes: int
+    name: str = "workload"
+    skipped: list[SkippedJob] = field(default_factory=list)
+    notes: Counter[str] = field(default_factory=Counter)  # adjustments made while loading
+
+    def __post_init__(self) -> None:
+        if self.nodes < 1:
+            raise ValueError(f"a workload needs at least one node, got {self.nodes}")
+        self.jobs.sort(key=lambda j: j.submit)
+
+    def skipped_reasons(self) -> Counter[str]:
+        return Counter(s.reason for s in self.skipped)
+
+    def head(self, n: int) -> Workload:
+        return Workload(self.jobs[:n], self.nodes, self.name, list(self.skipped), Counter(self.notes))
+
+
+@dataclass(frozen=True)
+class MalleableRule:
+    """Turns rigid jobs into malleable ones (default after ``002_*``: factor 2, submitted at max).
+
+    A chosen job of ``n`` nodes gets ``max_nodes = n`` and ``min_nodes = max(1, n // factor**steps)``.
+    Jobs smaller than ``min_size`` stay rigid. ``fraction`` of the eligible jobs are chosen with
+    a seeded RNG, so a rule plus a seed always picks the same jobs.
+    """
+
+    fraction: float = 1.0
+    factor: int = 2
+    steps: int = 2
+    min_size: int = 2
+    serial_fraction: float = 0.0
+    seed: int = 0
+
+    def apply(self, workload: Workload) -> Workload:
+        if not 0.0 <= self.fraction <= 1.0:
+            raise ValueError(f"malleable fraction must be in [0, 1], got {self.fraction}")
+        rng = random.Random(self.seed)
+        jobs = []
+        for j in workload.jobs:
+            # Draw for every job so that the choice of one job does not depend on the others' sizes.
+            chosen = rng.random() < self.fraction
+            if chosen and j.malleable is None and j.nodes >= self.min_size:
+                low = max(1, j.nodes // self.factor**self.steps)
+                spec = MalleableSpec(low, j.nodes, self.factor)
+                j = replace(j, malleable=spec, serial_fraction=self.serial_fraction)
+            jobs.append(j)
+        return Workload(jobs, workload.nodes, workload.name, list(workload.skipped), Counter(workload.notes))
+
+
+def speedup(nodes: float, serial_fraction: float) -> float:
+    """Amdahl speedup on ``nodes`` nodes (linear when ``serial_fraction`` is 0)."""
+    if serial_fraction <= 0.0:
+        return float(nodes)
+    return 1.0 / (serial_fraction + (1.0 - serial_fraction) / nodes)
+
+
+INF = math.inf

@@ -1,0 +1,118 @@
+"""Workload sources for the simulator: SWF traces, a synthetic generator, the bundled trace.
+
+Every source returns a :class:`slurm_ext.sim.workload.Workload`. :func:`load_workload` maps the
+CLI's ``--workload`` argument (a path, ``kth-small``, ``synthetic`` or ``esp``) to one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from importlib import resources
+from pathlib import Path
+
+from slurm_ext.sim.workload import SimJob, SkippedJob, Workload
+from slurm_ext.workloads.swf import SwfTrace, read_swf
+
+BUNDLED_TRACE = "KTH-SP2-1996-2.1-cln.head500.swf"
+
+
+def bundled_trace_path() -> Path:
+    """The small SWF trace shipped in ``slurm_ext/data`` (first 500 jobs of KTH-SP2, with header)."""
+    return Path(str(resources.files("slurm_ext.data").joinpath(BUNDLED_TRACE)))
+
+
+def machine_nodes(trace: SwfTrace, procs_per_node: int = 1) -> int | None:
+    """Nodes of the machine from the header: ``MaxProcs`` / procs per node, else ``MaxNodes``."""
+    h = trace.header
+    if h.max_procs and h.max_procs > 0:
+        return max(1, h.max_procs // procs_per_node)
+    if h.max_nodes and h.max_nodes > 0:
+        return h.max_nodes
+    return None
+
+
+def swf_to_workload(
+    trace: SwfTrace,
+    *,
+    procs_per_node: int = 1,
+    nodes: int | None = None,
+    missing_limit: str = "run_time",
+    name: str | None = None,
+) -> Workload:
+    """Turn SWF records into simulator jobs; every job left out is listed with its reason.
+
+    Size: requested processors (field 8), else allocated (field 5), in nodes of
+    ``procs_per_node`` processors (rounded up). Time limit: requested time (field 9); when it is
+    missing, ``missing_limit="run_time"`` uses the run time (counted in ``Workload.notes``) and
+    ``"skip"`` skips the job. Skipped: no/zero size, larger than the machine, missing or zero run
+    time, missing submit time. ``nodes`` overrides the header's machine size.
+    """
+    if procs_per_node < 1:
+        raise ValueError(f"procs_per_node must be >= 1, got {procs_per_node}")
+    if missing_limit not in ("run_time", "skip"):
+        raise ValueError(f"missing_limit must be 'run_time' or 'skip', got {missing_limit!r}")
+    machine = nodes or machine_nodes(trace, procs_per_node)
+    notes: Counter[str] = Counter()
+    if machine is None:
+        sizes = [max(r.requested_procs, r.allocated_procs) for r in trace.records]
+        machine = max(1, math.ceil(max(sizes, default=1) / procs_per_node))
+        notes["machine size from the largest job (no MaxProcs/MaxNodes header)"] += 1
+    jobs: list[SimJob] = []
+    skipped: list[SkippedJob] = []
+    for r in trace.records:
+        procs = r.requested_procs if r.requested_procs > 0 else r.allocated_procs
+        reason = None
+        if procs <= 0:
+            reason = "no size (requested and allocated processors missing or zero)"
+        elif r.submit_time < 0:
+            reason = "missing submit time"
+        elif r.run_time < 0:
+            reason = "missing run time"
+        elif r.run_time == 0:
+            reason = "zero run time"
+        if reason is None:
+            size = -(-procs // procs_per_node)
+            limit = r.requested_time
+            if size > machine:
+                reason = f"larger than the machine ({size} > {machine} nodes)"
+            elif limit <= 0:
+                if missing_limit == "skip":
+                    reason = "missing requested time"
+                else:
+                    notes["requested time missing: run time used as limit"] += 1
+                    limit = r.run_time
+        if reason is not None:
+            skipped.append(SkippedJob(r.job_number, reason))
+            continue
+        jobs.append(SimJob(r.job_number, r.submit_time, size, limit, r.run_time, user=r.user_id))
+    label = name or (Path(trace.path).name if trace.path else "swf")
+    return Workload(jobs, machine, label, skipped, notes)
+
+
+def load_swf(path: str | Path, **options: object) -> Workload:
+    """Read an SWF file (plain or gzip) into a :class:`Workload`; options as :func:`swf_to_workload`."""
+    return swf_to_workload(read_swf(path), **options)  # type: ignore[arg-type]
+
+
+def load_workload(spec: str, *, seed: int = 0, jobs: int | None = None, nodes: int | None = None) -> Workload:
+    """``PATH`` (SWF), ``kth-small`` (bundled trace), ``synthetic`` or ``esp``."""
+    key = spec.strip().lower()
+    if key == "kth-small":
+        return load_swf(bundled_trace_path(), nodes=nodes)
+    if key == "synthetic":
+        from slurm_ext.workloads.synthetic import SyntheticConfig, generate
+
+        cfg = SyntheticConfig(jobs=jobs or 1000, nodes=nodes or 128, seed=seed)
+        return generate(cfg)
+    if key == "esp":
+        try:
+            from slurm_ext.workloads import esp
+        except ImportError as e:
+            raise ValueError(f"the ESP workload is not available: {e}") from None
+        return esp.esp_workload(seed=seed)  # type: ignore[attr-defined]
+    path = Path(spec)
+    if not path.is_file():
+        raise ValueError(f"workload {spec!r} is neither a file nor one of: kth-small, synthetic, esp")
+    wl = load_swf(path, nodes=nodes)
+    return wl.head(jobs) if jobs else wl
