@@ -1,4 +1,85 @@
 """Scheduling and malleability policies: pure functions of a cluster snapshot.
 
-The live control service and the simulator run the very same classes.
+The live control service and the simulator run the very same classes. ``POLICIES`` maps a
+name (as given to ``slurm-ext simulate --policy NAME``) to a factory taking keyword options;
+:func:`make_policy` builds one and lists the valid names when a name is unknown.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from slurm_ext.policies.backfill import Backfill
+from slurm_ext.policies.base import Policy
+from slurm_ext.policies.dbes import DBES
+from slurm_ext.policies.edf import EDF
+from slurm_ext.policies.ep import EP
+from slurm_ext.policies.esf import ESF
+from slurm_ext.policies.ldf import LDF
+from slurm_ext.policies.minagree import MinAgree
+from slurm_ext.policies.rigid import Rigid
+from slurm_ext.policies.sdpolicy import SDPolicy
+
+PolicyFactory = Callable[..., Policy]
+
+
+def _sd_dynamic(**kw: Any) -> Policy:
+    return SDPolicy(max_slowdown="dynamic", **kw)
+
+
+def _easy(**kw: Any) -> Policy:
+    return Backfill(reservation_depth=1, **kw)
+
+
+POLICIES: dict[str, PolicyFactory] = {
+    "rigid": Rigid,  # no resizes; the caller's base scheduler runs
+    "backfill": Backfill,  # rigid Maui-style backfill, ReservationDepth 5 (000_*)
+    "easy": _easy,  # rigid EASY backfill as a policy
+    "dbes": DBES,  # 000_* Algorithm 2
+    "ep": EP,  # 000_* §V equipartitioning
+    "esf": ESF,  # earliest started first
+    "edf": EDF,  # earliest deadline first
+    "ldf": LDF,  # latest deadline first
+    "minagree": MinAgree,  # 001_* Malleable-Algorithm
+    "sd": SDPolicy,  # 003_* SD-Policy, static MAX_SLOWDOWN (10)
+    "sd-dynamic": _sd_dynamic,  # 003_* SD-Policy, dynamic MAX_SLOWDOWN (DynAVGSD)
+}
+
+
+def register(name: str, factory: PolicyFactory) -> None:
+    """Add a policy (e.g. ``dmr`` from its own module) under ``name``."""
+    POLICIES[name] = factory
+
+
+def make_policy(name: str, **options: Any) -> Policy:
+    """Build the policy called ``name``; raises ValueError listing the valid names."""
+    _load_optional()
+    try:
+        factory = POLICIES[name]
+    except KeyError:
+        raise ValueError(f"unknown policy {name!r}; valid: {', '.join(sorted(POLICIES))}") from None
+    return factory(**options)
+
+
+def _load_optional() -> None:
+    # DMR lives in its own module written separately; register it if it is there.
+    if "dmr" in POLICIES:
+        return
+    try:
+        from slurm_ext.policies import dmr
+    except ImportError:
+        return
+    cls = next(
+        (
+            v
+            for v in vars(dmr).values()
+            if isinstance(v, type) and issubclass(v, Policy) and getattr(v, "name", None) == "dmr"
+        ),
+        None,
+    )
+    if cls is not None:
+        POLICIES["dmr"] = cls
+
+
+__all__ = ["POLICIES", "Policy", "PolicyFactory", "make_policy", "register"]

@@ -1,4 +1,37 @@
-"""The contract every policy fulfils."""
+"""The contract every policy fulfils.
+
+How a caller (simulator or live control service) runs a policy
+----------------------------------------------------------------
+1. Build one :class:`~slurm_ext.model.Snapshot` of the cluster and call ``decide`` once per
+   scheduling iteration (on every job arrival, job end and resize in the simulator; on a
+   timer or a ``dmr.check_status`` call on live Slurm). Use one policy object per run: some
+   policies remember things between calls (DBES remembers which pending job each expansion
+   was made for; SD-Policy remembers which mates lent nodes to which job).
+2. Carry the returned decisions out **in list order**. The list is consistent when applied
+   sequentially: a ``Shrink`` always comes before the ``StartJob`` or ``Expand`` that uses
+   the nodes it frees, and no prefix of the list needs more idle nodes than exist.
+3. If the policy's ``schedules_jobs`` is ``True`` it is the whole scheduler: it returns
+   ``StartJob`` for every pending job it wants started, and the caller must **not** also run
+   its own base scheduler (FCFS/EASY/backfill) for it. If ``schedules_jobs`` is ``False``
+   the caller runs its base scheduler as usual and applies the policy's resize decisions.
+   On live Slurm, ``StartJob`` is not carried out (Slurm starts jobs itself); the live
+   service uses the other decisions only.
+
+Sizes
+-----
+``StartJob.nodes``, ``Expand.new_size`` and ``Shrink.new_size`` are node counts in
+``[malleable.min_nodes, malleable.max_nodes]``; any integer in that range is allowed
+(``MalleableSpec.factor`` only restricts the sizes DMR picks). A malleable job may be
+started at a size other than its ``node_count``: the caller conserves work, i.e. its run
+time and time limit scale by ``node_count / nodes`` (linear model, the same model policies
+use to predict end times, see :func:`slurm_ext.policies.cluster.scaled_duration`).
+
+Times the policies read
+-----------------------
+``Job.end_time`` of a running job must be its expected end (start + current, resize-adjusted
+time limit); if it is ``None`` the policies use ``start_time + time_limit``. ``Job.time_limit``
+of a pending job is its requested time at ``node_count`` nodes.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +54,8 @@ class Policy(ABC):
     """
 
     name: ClassVar[str]
+    # True: the policy starts jobs itself (returns StartJob); the caller runs no base scheduler.
+    schedules_jobs: ClassVar[bool] = False
 
     @abstractmethod
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]: ...

@@ -1,0 +1,35 @@
+"""Rigid Maui-style backfilling as a policy: the rigid baseline of ``000_*`` §V.B run by the
+same scheduling code as DBES/EP/ESF/EDF/LDF (priority order, ``ReservationDepth``
+reservations, backfill that delays no reservation), so a comparison differs only in the
+expand/shrink decisions. ``reservation_depth=1`` is EASY backfilling. Jobs start at their
+submitted size; nothing is ever resized.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from slurm_ext.decisions import Decision
+from slurm_ext.model import Job, Snapshot
+from slurm_ext.policies.base import Policy
+from slurm_ext.policies.cluster import WorkCluster
+
+
+def _submitted(job: Job) -> int:
+    return job.node_count
+
+
+class Backfill(Policy):
+    name: ClassVar[str] = "backfill"
+    schedules_jobs: ClassVar[bool] = True
+
+    def __init__(self, reservation_depth: int = 5) -> None:
+        if reservation_depth < 1:
+            raise ValueError(f"reservation_depth must be >= 1, got {reservation_depth}")
+        self.depth = reservation_depth
+
+    def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
+        cl = WorkCluster(snap)
+        cl.backfill(self.depth, _submitted, f"backfill (depth {self.depth})")
+        return cl.decisions

@@ -1,0 +1,238 @@
+"""A mutable working copy of a snapshot that policies plan on.
+
+A policy applies its own decisions to this copy as it makes them (start, expand, shrink),
+so that later steps of the same iteration see the effect of earlier ones (e.g. DBES
+backfills with the nodes left after its first expansion step). The decisions are recorded in
+order, which is the order the caller must carry them out in (see ``base.py``).
+
+Time model (shared with the simulator's default): linear speed-up and conserved work, so a
+job of remaining time ``r`` on ``n`` nodes has remaining time ``r * n / m`` on ``m`` nodes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from slurm_ext.decisions import Decision, Expand, Shrink, StartJob
+from slurm_ext.model import Job, Snapshot
+from slurm_ext.policies.profile import INF, Profile
+
+
+def scaled_duration(job: Job, nodes: int) -> float:
+    """Requested time of a pending ``job`` if started on ``nodes`` nodes (work conserved)."""
+    if job.time_limit is None:
+        return INF
+    return job.time_limit * job.node_count / nodes
+
+
+def min_size(job: Job) -> int:
+    return job.malleable.min_nodes if job.malleable else job.node_count
+
+
+def max_size(job: Job) -> int:
+    return job.malleable.max_nodes if job.malleable else job.node_count
+
+
+@dataclass(slots=True)
+class Running:
+    """A running job in the working copy: current size and expected end."""
+
+    job: Job
+    size: int
+    end: float
+
+    @property
+    def job_id(self) -> int:
+        return self.job.job_id
+
+    @property
+    def malleable(self) -> bool:
+        return self.job.malleable is not None
+
+    @property
+    def min(self) -> int:
+        # A job never shrinks below its min, nor below 1.
+        return max(1, min_size(self.job)) if self.malleable else self.size
+
+    @property
+    def max(self) -> int:
+        return max_size(self.job) if self.malleable else self.size
+
+    @property
+    def start(self) -> float:
+        return self.job.start_time if self.job.start_time is not None else 0.0
+
+
+def expected_end(job: Job) -> float:
+    if job.end_time is not None:
+        return job.end_time
+    if job.start_time is not None and job.time_limit is not None:
+        return job.start_time + job.time_limit
+    return INF
+
+
+class WorkCluster:
+    """Free nodes, running jobs and the pending queue, updated as decisions are made."""
+
+    def __init__(self, snap: Snapshot) -> None:
+        self.now = snap.time
+        self.total = snap.total_nodes
+        self.free = snap.free
+        self.running: dict[int, Running] = {
+            j.job_id: Running(j, j.node_count, expected_end(j)) for j in snap.running
+        }
+        self.pending: list[Job] = list(snap.pending)
+        self.decisions: list[Decision] = []
+
+    # --- queries -----------------------------------------------------------------------
+    def profile(self) -> Profile:
+        return Profile(self.now, self.free, ((r.end, r.size) for r in self.running.values()))
+
+    def malleable_running(self) -> list[Running]:
+        return [r for r in self.running.values() if r.malleable]
+
+    def ending_at(self, t: float, eps: float = 1e-6) -> list[Running]:
+        """Running jobs whose expected end is ``t`` (the jobs a reservation at ``t`` waits for)."""
+        return [r for r in self.running.values() if abs(r.end - t) <= eps * max(1.0, abs(t))]
+
+    # --- actions (recorded in order) ------------------------------------------------------
+    def start(self, job: Job, nodes: int, reason: str) -> None:
+        if nodes > self.free:
+            raise RuntimeError(f"start job {job.job_id} on {nodes} nodes with {self.free} free")
+        self.free -= nodes
+        self.pending.remove(job)
+        self.running[job.job_id] = Running(job, nodes, self.now + scaled_duration(job, nodes))
+        self.decisions.append(StartJob(job.job_id, nodes, reason))
+
+    def resize(self, r: Running, new_size: int, reason: str, for_job: int | None = None) -> None:
+        if new_size == r.size:
+            return
+        if not r.min <= new_size <= r.max:
+            raise RuntimeError(f"resize job {r.job_id} to {new_size} outside [{r.min}, {r.max}]")
+        grow = new_size - r.size
+        if grow > self.free:
+            raise RuntimeError(f"expand job {r.job_id} by {grow} with {self.free} free")
+        if r.end != INF:
+            r.end = self.now + max(r.end - self.now, 0.0) * r.size / new_size
+        self.free -= grow
+        cls = Expand if grow > 0 else Shrink
+        self.decisions.append(cls(r.job_id, new_size, reason, for_job))
+        r.size = new_size
+
+    # --- shared building blocks -------------------------------------------------------------
+    def reclaim(self, need: int, donors: Iterable[Running], reason: str, for_job: int | None) -> bool:
+        """Shrink ``donors`` in the given order (each down to its min) until ``need`` more nodes
+        are free. Does nothing and returns False if they cannot free enough together."""
+        donors = [d for d in donors if d.size > d.min]
+        short = need - self.free
+        if short <= 0:
+            return True
+        if sum(d.size - d.min for d in donors) < short:
+            return False
+        for d in donors:
+            if short <= 0:
+                break
+            take = min(d.size - d.min, short)
+            self.resize(d, d.size - take, reason, for_job)
+            short -= take
+        return True
+
+    def reclaim_largest_first(
+        self, need: int, donors: list[Running], reason: str, for_job: int | None
+    ) -> bool:
+        """Take nodes one at a time from the donor currently holding the most nodes."""
+        donors = [d for d in donors if d.size > d.min]
+        short = need - self.free
+        if short <= 0:
+            return True
+        if sum(d.size - d.min for d in donors) < short:
+            return False
+        target = {d.job_id: d.size for d in donors}
+        for _ in range(short):
+            d = max(
+                (d for d in donors if target[d.job_id] > d.min), key=lambda d: (target[d.job_id], d.job_id)
+            )
+            target[d.job_id] -= 1
+        for d in donors:
+            self.resize(d, target[d.job_id], reason, for_job)
+        return True
+
+    def equipartition(self, jobs: list[Running], nodes: int, reason: str, for_job: int | None = None) -> None:
+        """Give ``nodes`` idle nodes one at a time to the job holding the fewest (capped by max),
+        so sizes are equalised (``000_*`` §II, equipartitioning)."""
+        target = {r.job_id: r.size for r in jobs}
+        for _ in range(min(nodes, self.free)):
+            open_ = [r for r in jobs if target[r.job_id] < r.max]
+            if not open_:
+                break
+            r = min(open_, key=lambda r: (target[r.job_id], r.start, r.job_id))
+            target[r.job_id] += 1
+        for r in jobs:
+            self.resize(r, target[r.job_id], reason, for_job)
+
+    def fill_in_order(self, jobs: list[Running], reason: str) -> None:
+        """Give idle nodes to ``jobs`` in the given order, each up to its max (ESF/EDF/LDF)."""
+        for r in jobs:
+            if self.free <= 0:
+                break
+            self.resize(r, min(r.max, r.size + self.free), reason)
+
+    def backfill(
+        self,
+        depth: int,
+        start_size: Callable[[Job], int],
+        reason: str,
+        profile: Profile | None = None,
+    ) -> list[tuple[Job, float]]:
+        """Priority-order pass with ``depth`` reservations (Maui ``ReservationDepth``; EASY is 1).
+
+        Each pending job starts now if it fits without delaying an earlier reservation;
+        otherwise, while fewer than ``depth`` reservations exist, it gets one at its earliest
+        start. Returns the reservations made, in priority order.
+        """
+        prof = profile or self.profile()
+        reserved: list[tuple[Job, float]] = []
+        for job in list(self.pending):
+            n = start_size(job)
+            if n > self.total:
+                continue
+            dur = scaled_duration(job, n)
+            if n <= self.free and prof.min_free(self.now, self.now + dur) >= n:
+                self.start(job, n, reason)
+                prof.reserve(self.now, dur, n)
+            elif len(reserved) < depth:
+                t = prof.earliest_start(n, dur)
+                if t == INF:
+                    continue
+                prof.reserve(t, dur, n)
+                reserved.append((job, t))
+        return reserved
+
+
+def leading_starts(cl: WorkCluster, start_size: Callable[[Job], int], reason: str) -> None:
+    """Start pending jobs in priority order while they fit (Maui's StartNow jobs)."""
+    for job in list(cl.pending):
+        n = start_size(job)
+        if n > cl.free:
+            break
+        cl.start(job, n, reason)
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+__all__ = [
+    "INF",
+    "Running",
+    "WorkCluster",
+    "ceil_div",
+    "expected_end",
+    "leading_starts",
+    "math",
+    "max_size",
+    "min_size",
+    "scaled_duration",
+]

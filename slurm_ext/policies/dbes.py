@@ -1,0 +1,182 @@
+"""DBES: dependency-based expand/shrink (``000_*`` §IV.C, Algorithm 2).
+
+One call of :meth:`DBES.decide` is one Maui iteration of Algorithm 2 (without the evolving
+requests of lines 9-24):
+
+1. line 25: schedule static requests in priority order and start the StartNow jobs (the
+   leading jobs that fit in the idle nodes); the next ``ReservationDepth`` jobs that cannot
+   start become StartLater jobs with a reservation at their earliest start;
+2. line 26: forget the "expanded for" mark of jobs whose StartLater job no longer depends on
+   them (they count as expanded for no specific job from now on);
+3. lines 27-34, shrink phase: for each StartLater job in priority order, shrink expanded
+   malleable jobs in the order (i) expanded for this job, (ii) expanded for no specific job,
+   (iii) expanded for a lower-priority StartLater job, if that frees enough nodes to start it
+   now; stop at the first StartLater job that cannot be started this way;
+4. lines 35-43, first expansion step: reschedule; for each StartLater job in priority order,
+   the running malleable job(s) whose end frees the last nodes it waits for (its
+   *dependencies*) are expanded with the available nodes up to their maximum: idle nodes,
+   plus nodes taken from jobs expanded for no specific job or for a lower-priority
+   StartLater job; two or more dependencies ending together share them by equipartition;
+5. line 45: backfill non-reserved jobs without delaying any StartLater job;
+6. line 46, second expansion step: equipartition the idle nodes left among running
+   malleable jobs on which no StartLater job depends.
+
+Malleable jobs are always started at their minimum size and only ever shrunk back to it
+("All malleable jobs are always allocated according to their minimum requirements and later
+expanded"). The policy keeps, between calls, which StartLater job each expansion was made for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from slurm_ext.decisions import Decision
+from slurm_ext.model import Job, Snapshot
+from slurm_ext.policies.base import Policy
+from slurm_ext.policies.cluster import Running, WorkCluster, leading_starts, min_size, scaled_duration
+
+_NONE = None  # "expanded for no specific StartLater job" (second expansion step)
+
+
+class DBES(Policy):
+    name: ClassVar[str] = "dbes"
+    schedules_jobs: ClassVar[bool] = True
+
+    def __init__(self, reservation_depth: int = 5) -> None:
+        # 000_* §V.A: "all the experiments were performed with ReservationDepth in Maui set to 5".
+        if reservation_depth < 1:
+            raise ValueError(f"reservation_depth must be >= 1, got {reservation_depth}")
+        self.depth = reservation_depth
+        # running malleable job id -> pending job id it was expanded for, or None (step two)
+        self.expanded_for: dict[int, int | None] = {}
+
+    # ------------------------------------------------------------------------------------
+    def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
+        cl = WorkCluster(snap)
+        self._forget_gone(cl)
+
+        leading_starts(cl, min_size, "DBES: StartNow")
+        later = self._start_later(cl)
+        self._clear_invalid(cl, later)
+        self._shrink_phase(cl, later)
+
+        later = self._start_later(cl)
+        self._first_expansion(cl, later)
+
+        later = cl.backfill(self.depth, min_size, "DBES: backfill")
+        self._second_expansion(cl, later)
+        return cl.decisions
+
+    # ------------------------------------------------------------------------------------
+    def _forget_gone(self, cl: WorkCluster) -> None:
+        for jid in list(self.expanded_for):
+            r = cl.running.get(jid)
+            if r is None or r.size <= r.min:
+                del self.expanded_for[jid]
+
+    def _start_later(self, cl: WorkCluster) -> list[tuple[Job, float]]:
+        """StartLater jobs with their reservation times, without starting anything."""
+        prof = cl.profile()
+        out: list[tuple[Job, float]] = []
+        for job in cl.pending:
+            if len(out) >= self.depth:
+                break
+            n = min_size(job)
+            if n > cl.total:
+                continue
+            dur = scaled_duration(job, n)
+            t = prof.earliest_start(n, dur)
+            if t <= cl.now:
+                continue  # could start now: a backfill candidate, not a StartLater job
+            prof.reserve(t, dur, n)
+            out.append((job, t))
+        return out
+
+    def _deps(self, cl: WorkCluster, t: float) -> list[Running]:
+        return [r for r in cl.ending_at(t) if r.malleable]
+
+    def _clear_invalid(self, cl: WorkCluster, later: list[tuple[Job, float]]) -> None:
+        deps = {job.job_id: {r.job_id for r in self._deps(cl, t)} for job, t in later}
+        for jid, for_job in self.expanded_for.items():
+            if for_job is not None and jid not in deps.get(for_job, ()):
+                self.expanded_for[jid] = _NONE
+
+    def _donors(self, cl: WorkCluster, later: list[tuple[Job, float]], i: int) -> list[Running]:
+        """Expanded jobs that may give nodes to StartLater job ``later[i]``, in shrink order."""
+        me = later[i][0].job_id
+        lower = {job.job_id for job, _ in later[i + 1 :]}
+        own, unowned, others = [], [], []
+        for r in cl.malleable_running():
+            if r.size <= r.min or r.job_id not in self.expanded_for:
+                continue
+            f = self.expanded_for[r.job_id]
+            if f == me:
+                own.append(r)
+            elif f is None:
+                unowned.append(r)
+            elif f in lower:
+                others.append(r)
+        return (
+            sorted(own, key=_by_expansion)
+            + sorted(unowned, key=_by_expansion)
+            + sorted(others, key=_by_expansion)
+        )
+
+    def _shrink_phase(self, cl: WorkCluster, later: list[tuple[Job, float]]) -> None:
+        for i, (job, _) in enumerate(later):
+            n = min_size(job)
+            donors = self._donors(cl, later, i)
+            if not cl.reclaim(n, donors, f"DBES: shrink to start StartLater job {job.job_id}", job.job_id):
+                break
+            cl.start(job, n, "DBES: StartLater job started by shrinking expanded jobs")
+        self._forget_gone(cl)
+
+    def _first_expansion(self, cl: WorkCluster, later: list[tuple[Job, float]]) -> None:
+        for i, (job, t) in enumerate(later):
+            deps = [r for r in self._deps(cl, t) if r.size < r.max]
+            if not deps:
+                continue
+            # nodes that may be moved to the dependencies: idle ones, then nodes of jobs
+            # expanded for no specific job or for a lower-priority StartLater job
+            donors = [
+                d
+                for d in self._donors(cl, later, i)
+                if d not in deps and self.expanded_for[d.job_id] != job.job_id
+            ]
+            want = sum(r.max - r.size for r in deps)
+            avail = cl.free + sum(d.size - d.min for d in donors)
+            take = min(want, avail)
+            if take <= 0:
+                continue
+            why = f"DBES step 1: StartLater job {job.job_id} depends on this job"
+            cl.reclaim(
+                take, donors, f"DBES step 1: nodes moved to dependencies of job {job.job_id}", job.job_id
+            )
+            if len(deps) == 1:
+                r = deps[0]
+                cl.resize(r, r.size + min(take, cl.free), why, job.job_id)
+            else:
+                cl.equipartition(deps, take, why, job.job_id)
+            for r in deps:
+                if r.size > r.min:
+                    self.expanded_for[r.job_id] = job.job_id
+            self._forget_gone(cl)
+
+    def _second_expansion(self, cl: WorkCluster, later: list[tuple[Job, float]]) -> None:
+        if cl.free <= 0:
+            return
+        depended = {r.job_id for _, t in later for r in self._deps(cl, t)}
+        jobs = [r for r in cl.malleable_running() if r.job_id not in depended and r.size < r.max]
+        if not jobs:
+            return
+        before = {r.job_id: r.size for r in jobs}
+        cl.equipartition(jobs, cl.free, "DBES step 2: equipartition idle nodes")
+        for r in jobs:
+            if r.size > before[r.job_id] and r.job_id not in self.expanded_for:
+                self.expanded_for[r.job_id] = _NONE
+
+
+def _by_expansion(r: Running) -> tuple[int, int]:
+    # within a class, shrink the largest expansions first (fewest jobs disturbed)
+    return (-(r.size - r.min), r.job_id)

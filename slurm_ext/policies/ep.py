@@ -1,0 +1,26 @@
+"""EP: naive equipartitioning (``000_*`` §II, §V.B; Hungershöfer; Kalé et al.).
+
+Expansion gives idle nodes one at a time to the running malleable job holding the fewest
+nodes, so that sizes are equalised; shrinking takes nodes one at a time from the job holding
+the most, which is the same equalisation run backwards.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from slurm_ext.policies.classic import ClassicMalleable
+from slurm_ext.policies.cluster import Running, WorkCluster
+
+
+class EP(ClassicMalleable):
+    name: ClassVar[str] = "ep"
+
+    def shrink_order(self, jobs: list[Running]) -> list[Running]:
+        return jobs  # reclaim() below picks the largest job at every step
+
+    def reclaim(self, cl: WorkCluster, need: int, donors: list[Running], for_job: int) -> bool:
+        return cl.reclaim_largest_first(need, donors, f"EP: equal shrink to start job {for_job}", for_job)
+
+    def expand(self, cl: WorkCluster, jobs: list[Running]) -> None:
+        cl.equipartition(jobs, cl.free, "EP: equipartition idle nodes")

@@ -1,0 +1,22 @@
+"""ESF: earliest started first (``000_*`` §II, Utrera et al.'s FCFS-malleable).
+
+Idle nodes go to running malleable jobs in earliest-start order, each up to its maximum;
+shrinking takes from the latest-started job first (the reverse order).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from slurm_ext.policies.classic import ClassicMalleable
+from slurm_ext.policies.cluster import Running, WorkCluster
+
+
+class ESF(ClassicMalleable):
+    name: ClassVar[str] = "esf"
+
+    def shrink_order(self, jobs: list[Running]) -> list[Running]:
+        return sorted(jobs, key=lambda r: (-r.start, -r.job_id))
+
+    def expand(self, cl: WorkCluster, jobs: list[Running]) -> None:
+        cl.fill_in_order(sorted(jobs, key=lambda r: (r.start, r.job_id)), "ESF: earliest started first")

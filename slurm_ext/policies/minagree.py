@@ -1,0 +1,43 @@
+"""minAgree, the Malleable-Algorithm of ``001_*`` ("Job Scheduler" section), in three steps:
+
+1. waiting jobs are started with EASY backfilling; malleable jobs always start at their
+   minimum number of nodes;
+2. if jobs are waiting but the idle nodes are not enough to start them, nodes are extracted
+   from running malleable jobs so that a waiting job can start, reducing the jobs running
+   with the largest number of nodes first (one node at a time from the currently largest);
+   repeated for the next waiting job while it succeeds;
+3. remaining idle nodes go to running malleable jobs, preferring those running with the
+   smallest number of nodes (one node at a time to the currently smallest).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from slurm_ext.decisions import Decision
+from slurm_ext.model import Snapshot
+from slurm_ext.policies.base import Policy
+from slurm_ext.policies.cluster import WorkCluster, min_size
+
+
+class MinAgree(Policy):
+    name: ClassVar[str] = "minagree"
+    schedules_jobs: ClassVar[bool] = True
+
+    def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
+        cl = WorkCluster(snap)
+        cl.backfill(1, min_size, "minAgree step 1: EASY backfilling")
+        for job in list(cl.pending):
+            n = min_size(job)
+            if n > cl.total:
+                continue
+            donors = [r for r in cl.malleable_running() if r.size > r.min]
+            why = f"minAgree step 2: shrink largest jobs to start job {job.job_id}"
+            if not cl.reclaim_largest_first(n, donors, why, job.job_id):
+                break
+            cl.start(job, n, "minAgree step 2: started on nodes extracted from malleable jobs")
+        jobs = [r for r in cl.malleable_running() if r.size < r.max]
+        if jobs and cl.free > 0:
+            cl.equipartition(jobs, cl.free, "minAgree step 3: idle nodes to the smallest jobs")
+        return cl.decisions

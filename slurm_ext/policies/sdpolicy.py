@@ -1,0 +1,238 @@
+"""SD-Policy: slowdown-driven co-scheduling (``003_*`` §3), adapted to whole nodes.
+
+``003_*`` shares nodes between a running job (a *mate*) and a new job by taking cores from
+the mate. Here nodes are exclusive, so a mate lends whole nodes instead: it shrinks by ``a``
+nodes while the new job runs and is expanded back when the new job ends (Listing 3,
+``expand_job(owner)``). What is kept from the paper:
+
+* the scheduler is a backfill that, for each job in priority order, first tries a static
+  start and, right after it fails, the malleable one (§3.1, Listing 1);
+* a malleable start happens only if the job is malleable and its predicted end is earlier
+  than its static end (reservation start + requested time) (Listing 1, ``static_end >
+  mall_end``);
+* mates are running malleable jobs; at most ``max_mates`` (2, §3.2.4) per new job; the set
+  chosen minimises the Performance Impact, the sum of the mates' penalties (Eq. 1), where a
+  mate's penalty is its predicted slowdown after lending (Eq. 4):
+  ``(wait + predicted run + increase) / requested time``; a mate whose penalty would reach
+  ``MAX_SLOWDOWN`` is not eligible (Eq. 2);
+* ``MAX_SLOWDOWN`` is static (a number chosen by the administrator; 10 was best on the
+  largest workload, §4.1) or dynamic: the average predicted slowdown of the running jobs,
+  recomputed at each call (§3.2.2);
+* the new job must end inside each mate's allocation (before the mate's expected end)
+  (§3.2.4);
+* a mate lends at most ``sharing_factor`` of its nodes (the paper's SharingFactor, 0.5,
+  §3.3) and never goes below its minimum size.
+
+Whole-node adaptation of constraint 3 (sum of weights = requested nodes): the new job gets
+``k`` nodes, idle ones first, the rest from its mates; ``k`` is its requested size if
+possible, else the largest size down to its minimum for which a mate set exists, and its run
+time grows by ``requested / k`` (§3.4: run time proportional to resources; with whole nodes
+the ideal and worst-case models coincide).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import ClassVar, Literal
+
+from slurm_ext.decisions import Decision
+from slurm_ext.model import Job, Snapshot
+from slurm_ext.policies.base import Policy
+from slurm_ext.policies.cluster import INF, Running, WorkCluster, scaled_duration
+from slurm_ext.policies.profile import Profile
+
+
+@dataclass(frozen=True, slots=True)
+class MateChoice:
+    nodes: int  # the new job's size
+    duration: float  # its predicted run time at that size
+    loans: tuple[tuple[int, int], ...]  # (mate id, nodes lent)
+    impact: float  # sum of the mates' penalties (Eq. 1)
+
+
+class SDPolicy(Policy):
+    name: ClassVar[str] = "sd"
+    schedules_jobs: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        max_slowdown: float | Literal["dynamic"] = 10.0,
+        max_mates: int = 2,
+        sharing_factor: float = 0.5,
+        reservation_depth: int = 100,
+        candidate_mates: int = 20,
+    ) -> None:
+        if max_slowdown != "dynamic" and not (isinstance(max_slowdown, int | float) and max_slowdown > 1):
+            raise ValueError(f"max_slowdown must be a number > 1 or 'dynamic', got {max_slowdown!r}")
+        if max_mates < 1:
+            raise ValueError(f"max_mates must be >= 1, got {max_mates}")
+        if not 0 < sharing_factor <= 1:
+            raise ValueError(f"sharing_factor must be in (0, 1], got {sharing_factor}")
+        self.max_slowdown = max_slowdown
+        self.max_mates = max_mates
+        self.sharing_factor = sharing_factor
+        self.depth = reservation_depth  # Slurm's backfill plans many jobs (bf_max_job_test)
+        self.candidate_mates = candidate_mates  # the paper's "first nm mates with lower p"
+        self.requested: dict[int, float] = {}  # job id -> requested time, as first seen
+        self.loans: dict[int, tuple[tuple[int, int], ...]] = {}  # new job -> (mate, nodes)
+
+    # ------------------------------------------------------------------------------------
+    def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
+        self._remember_requests(snap)
+        cl = WorkCluster(snap)
+        self._give_back(cl)
+        limit = self.current_limit(cl)
+        reservations: list[tuple[float, float, int]] = []
+        prof = cl.profile()
+        for job in list(cl.pending):
+            n = job.node_count
+            if n > cl.total:
+                continue
+            dur = scaled_duration(job, n)
+            if n <= cl.free and prof.min_free(cl.now, cl.now + dur) >= n:
+                cl.start(job, n, "SD: static backfill")
+                prof.reserve(cl.now, dur, n)
+                continue
+            t = prof.earliest_start(n, dur)
+            if job.malleable is not None:
+                choice = self.select_mates(cl, prof, job, t + dur, limit)
+                if choice is not None:
+                    self._run_with_mates(cl, job, choice)
+                    prof = _rebuild(cl, reservations)
+                    continue
+            if len(reservations) < self.depth and t != INF:
+                prof.reserve(t, dur, n)
+                reservations.append((t, dur, n))
+        return cl.decisions
+
+    # ------------------------------------------------------------------------------------
+    def current_limit(self, cl: WorkCluster) -> float:
+        """MAX_SLOWDOWN now: the static value, or the running jobs' average predicted slowdown."""
+        if self.max_slowdown != "dynamic":
+            return float(self.max_slowdown)
+        sds = [self._slowdown(r, 0.0) for r in cl.running.values() if r.end != INF]
+        return sum(sds) / len(sds) if sds else INF
+
+    def penalty(self, r: Running, lent: int, duration: float) -> float:
+        """Eq. 4: the mate's predicted slowdown if it lends ``lent`` nodes for ``duration``."""
+        return self._slowdown(r, duration * lent / r.size)
+
+    def select_mates(
+        self, cl: WorkCluster, prof: Profile, job: Job, static_end: float, limit: float
+    ) -> MateChoice | None:
+        """Listing 2 with whole nodes: the mate set of least impact, or None."""
+        assert job.malleable is not None
+        want = job.node_count
+        req = scaled_duration(job, want)
+        if req == INF:
+            return None
+        mates = [r for r in cl.malleable_running() if self._cap(r) > 0]
+        for k in range(want, max(job.malleable.min_nodes, 1) - 1, -1):
+            duration = req * want / k
+            end = cl.now + duration
+            if end >= static_end:
+                break  # smaller k only ends later (Listing 1: static_end > mall_end)
+            idle = min(cl.free, prof.min_free(cl.now, end))
+            need = k - idle
+            if need <= 0:
+                continue  # no mate needed: that is a moldable start, not SD-Policy's
+            # the new job must end inside each mate's allocation
+            eligible = [r for r in mates if r.end >= end]
+            best = self._best_set(eligible, need, duration, limit)
+            if best is not None:
+                loans, impact = best
+                return MateChoice(k, duration, loans, impact)
+        return None
+
+    # ------------------------------------------------------------------------------------
+    def _best_set(
+        self, mates: list[Running], need: int, duration: float, limit: float
+    ) -> tuple[tuple[tuple[int, int], ...], float] | None:
+        def ok(r: Running, a: int) -> float | None:
+            p = self.penalty(r, a, duration)
+            return p if p < limit else None
+
+        # sort by the penalty of lending what is needed (or all it can), keep the first nm
+        ranked = sorted(mates, key=lambda r: (self.penalty(r, min(self._cap(r), need), duration), r.job_id))
+        ranked = ranked[: self.candidate_mates]
+        best: tuple[tuple[tuple[int, int], ...], float] | None = None
+        for m in range(1, self.max_mates + 1):
+            for group in combinations(ranked, m):
+                found = self._split(group, need, ok)
+                if found is not None and (best is None or found[1] < best[1] - 1e-12):
+                    best = found
+        return best
+
+    def _split(
+        self, group: tuple[Running, ...], need: int, ok: Callable[[Running, int], float | None]
+    ) -> tuple[tuple[tuple[int, int], ...], float] | None:
+        """Best way for ``group`` to lend exactly ``need`` nodes, each mate at least one."""
+        caps = [self._cap(r) for r in group]
+        if sum(caps) < need or len(group) > need:
+            return None
+        best: tuple[tuple[tuple[int, int], ...], float] | None = None
+        for shares in _shares(caps, need):
+            ps = [ok(r, a) for r, a in zip(group, shares, strict=True)]
+            if any(p is None for p in ps):
+                continue
+            total = sum(p for p in ps if p is not None)
+            if best is None or total < best[1]:
+                best = (tuple((r.job_id, a) for r, a in zip(group, shares, strict=True)), total)
+        return best
+
+    def _cap(self, r: Running) -> int:
+        return min(r.size - r.min, math.floor(self.sharing_factor * r.size))
+
+    def _slowdown(self, r: Running, increase: float) -> float:
+        submit = r.job.submit_time
+        req = self.requested.get(r.job_id) or r.job.time_limit or max(r.end - r.start, 1e-9)
+        return ((r.start - submit) + (r.end - r.start) + increase) / max(req, 1e-9)
+
+    def _remember_requests(self, snap: Snapshot) -> None:
+        live = {j.job_id for j in snap.jobs}
+        for jid in [j for j in self.requested if j not in live]:
+            del self.requested[jid]
+        for j in snap.jobs:
+            if j.job_id not in self.requested and j.time_limit is not None and j.is_pending:
+                self.requested[j.job_id] = j.time_limit
+
+    def _run_with_mates(self, cl: WorkCluster, job: Job, choice: MateChoice) -> None:
+        for mate_id, lent in choice.loans:
+            r = cl.running[mate_id]
+            cl.resize(r, r.size - lent, f"SD: mate of job {job.job_id}, lends {lent} nodes", job.job_id)
+        cl.start(job, choice.nodes, f"SD: malleable start with mates {[m for m, _ in choice.loans]}")
+        self.loans[job.job_id] = choice.loans
+
+    def _give_back(self, cl: WorkCluster) -> None:
+        """Mates get their nodes back when the job they made room for has ended."""
+        for new_id in [j for j in self.loans if j not in cl.running]:
+            if any(j.job_id == new_id for j in cl.pending):
+                continue
+            for mate_id, lent in self.loans.pop(new_id):
+                r = cl.running.get(mate_id)
+                if r is None:
+                    continue
+                grow = min(lent, r.max - r.size, cl.free)
+                if grow > 0:
+                    cl.resize(r, r.size + grow, f"SD: job {new_id} ended, nodes back to mate")
+
+
+def _shares(caps: list[int], need: int) -> Iterator[tuple[int, ...]]:
+    """All ways to write ``need`` as a sum of one share per mate, 1 <= share <= cap."""
+    if len(caps) == 1:
+        if 1 <= need <= caps[0]:
+            yield (need,)
+        return
+    for a in range(1, min(caps[0], need - len(caps) + 1) + 1):
+        for rest in _shares(caps[1:], need - a):
+            yield (a, *rest)
+
+
+def _rebuild(cl: WorkCluster, reservations: list[tuple[float, float, int]]) -> Profile:
+    prof = cl.profile()
+    for t, dur, n in reservations:
+        prof.reserve(t, dur, n)
+    return prof
