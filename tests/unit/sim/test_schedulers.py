@@ -1,0 +1,154 @@
+"""Hand-built workloads whose FCFS / EASY / depth-d backfill schedules are known."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from slurm_ext.sim import Simulator, Workload, rigid_job, simulate
+
+
+def starts(result) -> dict[int, float]:
+    return {int(j): float(s) for j, s in zip(result.job_id, result.start, strict=True)}
+
+
+def ends(result) -> dict[int, float]:
+    return {int(j): float(e) for j, e in zip(result.job_id, result.end, strict=True)}
+
+
+def head_case() -> Workload:
+    # A runs; B (whole machine) waits for A; C would end after B's shadow time and extra is 0;
+    # D ends before the shadow time.
+    return Workload(
+        [
+            rigid_job(1, 0, 2, 100),
+            rigid_job(2, 1, 4, 100),
+            rigid_job(3, 2, 2, 200),
+            rigid_job(4, 3, 1, 50),
+        ],
+        nodes=4,
+    )
+
+
+def test_easy_backfill_does_not_delay_head() -> None:
+    s = starts(simulate(head_case(), "easy"))
+    assert s == {1: 0, 2: 100, 3: 200, 4: 3}
+
+
+def test_fcfs_never_backfills() -> None:
+    s = starts(simulate(head_case(), "fcfs"))
+    assert s == {1: 0, 2: 100, 3: 200, 4: 200}
+
+
+def test_easy_backfills_into_extra_nodes_and_then_a_job_must_wait() -> None:
+    wl = Workload(
+        [
+            rigid_job(1, 0, 3, 100),
+            rigid_job(2, 1, 2, 100),  # head: shadow 100, extra 2
+            rigid_job(3, 2, 1, 1000),  # long, but uses one extra node
+            rigid_job(4, 3, 1, 1000),  # no free node now: must wait
+        ],
+        nodes=4,
+    )
+    s = starts(simulate(wl, "easy"))
+    assert s == {1: 0, 2: 100, 3: 2, 4: 100}
+
+
+def test_early_completion_starts_the_head_at_the_actual_end() -> None:
+    wl = Workload([rigid_job(1, 0, 4, 100, run=10), rigid_job(2, 1, 4, 100)], nodes=4)
+    r = simulate(wl, "easy")
+    assert starts(r) == {1: 0, 2: 10}
+    assert ends(r) == {1: 10, 2: 110}
+
+
+def test_job_is_killed_at_its_time_limit() -> None:
+    wl = Workload([rigid_job(1, 0, 2, 50, run=80), rigid_job(2, 10, 4, 10)], nodes=4)
+    r = simulate(wl, "easy")
+    assert ends(r)[1] == 50
+    assert list(r.state) == ["TIMEOUT", "COMPLETED"]
+    assert starts(r)[2] == 50
+
+
+def depth_case() -> Workload:
+    return Workload(
+        [
+            rigid_job(1, 0, 4, 100),
+            rigid_job(2, 1, 5, 50),  # head: reserved [100, 150), extra 1
+            rigid_job(3, 2, 6, 100),  # second in line: reserved [150, 250) only with depth >= 2
+            rigid_job(4, 3, 1, 1000),  # fits the extra node, but crosses job 3's reservation
+        ],
+        nodes=6,
+    )
+
+
+def test_depth_one_backfill_equals_easy_here() -> None:
+    s = starts(simulate(depth_case(), "backfill:1"))
+    assert s == {1: 0, 2: 100, 3: 1003, 4: 3}
+    assert s == starts(simulate(depth_case(), "easy"))
+
+
+def test_depth_two_protects_the_second_job() -> None:
+    s = starts(simulate(depth_case(), "backfill:2"))
+    assert s == {1: 0, 2: 100, 3: 150, 4: 250}
+
+
+def test_depth_zero_is_greedy() -> None:
+    s = starts(simulate(head_case(), "backfill:0"))
+    assert s[3] == 2  # no reservation at all: the long job jumps ahead and delays the head
+    assert s[2] > 100
+
+
+def random_workload(seed: int, n: int = 300, nodes: int = 32, exact: bool = False) -> Workload:
+    rng = random.Random(seed)
+    t = 0.0
+    jobs = []
+    for k in range(n):
+        t += rng.expovariate(1 / 60)
+        size = min(nodes, int(2 ** rng.uniform(0, 5.5)))
+        limit = float(rng.choice([60, 600, 1800, 3600, 7200]))
+        run = limit if exact else rng.uniform(1, limit * 1.2)
+        jobs.append(rigid_job(k + 1, round(t), size, limit, run))
+    return Workload(jobs, nodes)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_backfill_depth_one_matches_easy_on_random_workloads(seed: int) -> None:
+    wl = random_workload(seed)
+    assert starts(simulate(wl, "easy")) == starts(simulate(wl, "backfill:1"))
+
+
+@pytest.mark.parametrize("scheduler", ["fcfs", "easy", "backfill", "conservative"])
+def test_never_more_nodes_busy_than_exist(scheduler: str) -> None:
+    r = simulate(random_workload(7), scheduler)
+    assert r.timeline["busy"].max() <= r.nodes
+    assert (r.timeline["busy"] >= 0).all()
+    assert (r.start >= r.submit).all()
+
+
+def head_reservation_violations(scheduler: str) -> list[tuple[int, float, float]]:
+    """Jobs that started after the reservation EASY gave them when they became the queue head."""
+    wl = random_workload(11, n=400, exact=True)
+    sim = Simulator(wl, scheduler)
+    reservations: dict[int, float] = {}
+    while True:  # one instant at a time
+        view = sim.easy_view()
+        if view.head is not None and view.head not in reservations and view.shadow < float("inf"):
+            reservations[view.head] = view.shadow
+        nxt = sim.events.peek_time()
+        arr = sim.sub[sim._arr] if sim._arr < sim._n_trace else None
+        times = [t for t in (nxt, arr) if t is not None]
+        if not times:
+            break
+        sim.advance(until=min(times) + 1e-9)
+    s = starts(sim.run())
+    assert reservations
+    return [(j, s[j], sh) for j, sh in reservations.items() if s[j] > sh + 1e-6]
+
+
+def test_easy_head_never_starts_after_its_reservation_when_estimates_are_exact() -> None:
+    assert head_reservation_violations("easy") == []
+
+
+def test_the_reservation_check_catches_a_scheduler_that_delays_the_head() -> None:
+    assert head_reservation_violations("backfill:0")
