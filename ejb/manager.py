@@ -1,0 +1,262 @@
+"""EJB-sched: the event handlers of section 3, independent of any backend.
+
+The scheduler keeps one :class:`ElasticJob` per target job and reacts to four events:
+
+* :meth:`EJBScheduler.arrive` -- TargetJobArrivalEvent (§3.1): submit the placeholder
+  ``J_0 = (P_t, R_t)``; the elastic job starts in ``WAIT``;
+* :meth:`EJBScheduler.slots_available` -- IdleJobSlotsAvailableEvent (§3.2): in ``WAIT``
+  cases 1-3 of Figure 4, in ``RUNNING`` cases 1-3 when ``A_t.T_c`` improves;
+* :meth:`EJBScheduler.started` -- SubjobStartEvent (§3.3): launch, migrate in, or, when
+  ``J_0`` starts, migrate-all / cancel ``J_0`` / restart, whichever completes earliest;
+* :meth:`EJBScheduler.completed` -- TargetAppCompleteEvent (§3.4): cancel what is left.
+
+It returns :mod:`ejb.actions` for a driver to carry out and never calls a backend itself.
+EJB only knows requested times: ``T_c`` and all subjob limits come from ``R_t``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ejb.actions import Action, CancelSubjob, Migrate, SubmitSubjob
+from ejb.cases import Choice, j0_options, running_cases, wait_cases
+from ejb.model import ElasticState, Member, Subjob, Target
+from ejb.params import EJBParams
+from ejb.progress import Plan, build_plan
+from ejb.slots import Slots
+
+_EPS = 1e-6
+J0_KEY = 0
+
+
+@dataclass
+class ElasticJob:
+    """``J_e`` and its bookkeeping (section 3.1)."""
+
+    eid: int
+    target: Target
+    submitted: float
+    params: EJBParams
+    state: ElasticState = ElasticState.WAIT
+    subjobs: dict[int, Subjob] = field(default_factory=dict)
+    launch: float | None = None
+    epoch: list[int] = field(default_factory=list)  # started subjobs the application runs on
+    plan: Plan | None = None
+    completed: float | None = None
+    elastic: bool | None = None  # False if J0 started at arrival (Figure 9)
+    restarts: int = 0
+    version: int = 0  # bumped whenever the plan changes
+    log: list[tuple[float, str]] = field(default_factory=list)
+
+    @property
+    def j0(self) -> Subjob:
+        return self.subjobs[J0_KEY]
+
+    def members(self) -> list[Member]:
+        assert self.launch is not None
+        out = []
+        for k in self.epoch:
+            sj = self.subjobs[k]
+            assert sj.start is not None
+            end = sj.stop if sj.stop is not None else sj.planned_end
+            out.append(Member(k, sj.procs, sj.start, end, sj.start > self.launch))
+        return out
+
+    def running_procs(self) -> int:
+        """Processors of running subjobs the application keeps (not about to be cancelled)."""
+        return sum(self.subjobs[k].procs for k in self.epoch if self._keeps(self.subjobs[k]))
+
+    @staticmethod
+    def _keeps(sj: Subjob) -> bool:
+        return sj.running and sj.cancel_at is None
+
+    @property
+    def estimated_completion(self) -> float:
+        return self.plan.completion if self.plan else math.inf
+
+    @property
+    def first_start(self) -> float | None:
+        starts = [s.start for s in self.subjobs.values() if s.start is not None]
+        return min(starts) if starts else None
+
+    def replan(self) -> None:
+        assert self.launch is not None
+        self.plan = build_plan(self.target, self.params, self.launch, self.members())
+        self.version += 1
+
+    def alive_subjobs(self) -> Iterator[Subjob]:
+        return (s for s in self.subjobs.values() if s.alive)
+
+
+class EJBScheduler:
+    """EJB-sched for any number of elastic jobs (section 3)."""
+
+    def __init__(self, params: EJBParams | None = None) -> None:
+        self.params = params or EJBParams()
+        self.jobs: dict[int, ElasticJob] = {}
+        self._by_job_id: dict[int, tuple[int, int]] = {}
+
+    # -- lookup -------------------------------------------------------------------------
+    def owner(self, job_id: int) -> tuple[ElasticJob, Subjob] | None:
+        """The elastic job and subjob behind batch job ``job_id`` (None if not EJB's)."""
+        ref = self._by_job_id.get(job_id)
+        if ref is None:
+            return None
+        ej = self.jobs[ref[0]]
+        return ej, ej.subjobs[ref[1]]
+
+    def bound(self, eid: int, key: int, job_id: int, now: float) -> None:
+        """The driver submitted subjob ``key`` of ``eid`` as batch job ``job_id``."""
+        sj = self.jobs[eid].subjobs[key]
+        sj.job_id = job_id
+        sj.submitted = now
+        self._by_job_id[job_id] = (eid, key)
+
+    def wants_slots(self, eid: int) -> bool:
+        """Whether IdleJobSlotsAvailable concerns ``eid`` (not done, not at full parallelism)."""
+        ej = self.jobs[eid]
+        if ej.state is ElasticState.WAIT:
+            return True
+        return ej.state is ElasticState.RUNNING and ej.running_procs() < ej.target.procs
+
+    # -- §3.1 TargetJobArrivalEvent -----------------------------------------------------------
+    def arrive(self, eid: int, target: Target, now: float) -> list[Action]:
+        if eid in self.jobs:
+            raise ValueError(f"elastic job {eid} already exists")
+        ej = ElasticJob(eid, target, now, self.params)
+        ej.subjobs[J0_KEY] = Subjob(J0_KEY, target.procs, target.limit, placeholder=True)
+        self.jobs[eid] = ej
+        ej.log.append((now, "submit-j0"))
+        return [SubmitSubjob(eid, J0_KEY, target.procs, target.limit, True, "placeholder J0 (3.1)")]
+
+    # -- §3.2 IdleJobSlotsAvailableEvent ------------------------------------------------------
+    def slots_available(self, eid: int, slots: Slots) -> list[Action]:
+        ej = self.jobs[eid]
+        now = slots.now
+        actions: list[Action] = []
+        for sj in list(ej.alive_subjobs()):  # a subjob that did not start at once lost its slot
+            if sj.pending and not sj.placeholder:
+                actions += self._cancel(ej, sj, now, "subjob did not start immediately")
+        if ej.state is ElasticState.DONE or slots.empty:
+            return actions
+        choice: Choice | None
+        if ej.state is ElasticState.WAIT:
+            choice = wait_cases(ej.target, self.params, slots)
+        else:
+            if ej.running_procs() >= ej.target.procs:
+                return actions
+            assert ej.launch is not None
+            choice = running_cases(
+                ej.target,
+                self.params,
+                ej.launch,
+                ej.members(),
+                ej.running_procs(),
+                ej.estimated_completion,
+                slots,
+            )
+        if choice is None:
+            return actions
+        ej.log.append((now, choice.case))
+        for new in choice.subjobs:
+            key = max(ej.subjobs) + 1
+            ej.subjobs[key] = Subjob(key, new.procs, new.limit)
+            why = f"{choice.case}: T_c={choice.completion:.0f}"
+            actions.append(SubmitSubjob(eid, key, new.procs, new.limit, False, why))
+        return actions
+
+    # -- §3.3 SubjobStartEvent ------------------------------------------------------------------
+    def started(self, job_id: int, now: float) -> list[Action]:
+        found = self.owner(job_id)
+        if found is None:
+            return []
+        ej, sj = found
+        sj.start = now
+        if ej.state is ElasticState.DONE:
+            return self._cancel(ej, sj, now, "application already complete")
+        if ej.state is ElasticState.WAIT:
+            return self._launch(ej, sj, now)
+        if sj.placeholder:
+            return self._j0_started(ej, sj, now)
+        ej.epoch.append(sj.key)
+        ej.replan()
+        ej.log.append((now, "migrate-in"))
+        return [Migrate(ej.eid, now, now + self.params.migration, (sj.key,), "expand onto new subjob")]
+
+    def _launch(self, ej: ElasticJob, sj: Subjob, now: float) -> list[Action]:
+        ej.state = ElasticState.RUNNING
+        ej.launch = now
+        ej.epoch = [sj.key]
+        if ej.elastic is None:
+            ej.elastic = not (sj.placeholder and now <= ej.submitted + _EPS)
+        ej.log.append((now, "launch-j0" if sj.placeholder else "launch"))
+        actions: list[Action] = []
+        if sj.placeholder:  # a not-yet-started subjob is useless once J0 runs
+            for other in list(ej.alive_subjobs()):
+                if other.pending:
+                    actions += self._cancel(ej, other, now, "J0 started first")
+        ej.replan()
+        return actions
+
+    def _j0_started(self, ej: ElasticJob, j0: Subjob, now: float) -> list[Action]:
+        assert ej.launch is not None
+        opt = j0_options(
+            ej.target, self.params, ej.launch, ej.members(), J0_KEY, now, ej.estimated_completion
+        )
+        ej.log.append((now, f"j0-{opt.action}"))
+        actions: list[Action] = []
+        if opt.action == "cancel-j0":
+            return self._cancel(ej, j0, now, "J0 started; subjobs finish earlier")
+        if opt.action == "migrate-all":
+            at = now + self.params.migration
+            for k in ej.epoch:
+                other = ej.subjobs[k]
+                if other.alive:
+                    other.cancel_at = min(at, other.planned_end)
+                    actions.append(CancelSubjob(ej.eid, k, other.job_id, other.cancel_at, "migrated to J0"))
+            ej.epoch.append(J0_KEY)
+            ej.replan()
+            actions.append(Migrate(ej.eid, now, at, (J0_KEY,), "migrate all processes to J0"))
+            return actions
+        # restart: discard progress, run from scratch on J0
+        for other in list(ej.alive_subjobs()):
+            if other is not j0:
+                actions += self._cancel(ej, other, now, "restart on J0")
+        ej.restarts += 1
+        ej.launch = now
+        ej.epoch = [J0_KEY]
+        ej.replan()
+        return actions
+
+    def ended(self, job_id: int, now: float) -> list[Action]:
+        """A subjob's allocation ended (time limit, cancellation): keep the plan exact."""
+        found = self.owner(job_id)
+        if found is None:
+            return []
+        ej, sj = found
+        if sj.stop is not None:
+            return []
+        planned = sj.planned_end
+        sj.stop = now
+        if ej.state is ElasticState.RUNNING and sj.key in ej.epoch and abs(planned - now) > _EPS:
+            ej.replan()
+        return []
+
+    # -- §3.4 TargetAppCompleteEvent -------------------------------------------------------------
+    def completed(self, eid: int, now: float) -> list[Action]:
+        ej = self.jobs[eid]
+        ej.state = ElasticState.DONE
+        ej.completed = now
+        ej.log.append((now, "complete"))
+        actions: list[Action] = []
+        for sj in list(ej.alive_subjobs()):
+            actions += self._cancel(ej, sj, now, "target application complete")
+        return actions
+
+    def _cancel(self, ej: ElasticJob, sj: Subjob, now: float, reason: str) -> list[Action]:
+        sj.cancel_at = now if sj.cancel_at is None else min(now, sj.cancel_at)
+        if sj.start is None:  # never ran: gone right now
+            sj.stop = now
+        return [CancelSubjob(ej.eid, sj.key, sj.job_id, now, reason)]
