@@ -8,7 +8,8 @@ How a run goes
 (3) fires controller timers, then (4) runs one *scheduling step*:
 
 - the base scheduler pass (``fcfs``, ``easy``, ``backfill[:D]``, ``none``; see
-  :mod:`slurm_ext.sim.schedulers`) starts what fits;
+  :mod:`slurm_ext.sim.schedulers`) starts what fits; it is skipped when the policy's
+  ``schedules_jobs`` is true (the policy then starts every job with ``StartJob``);
 - if a policy is set, it is called as ``policy.decide(snapshot, None)`` and its decisions are
   carried out (:meth:`Simulator.apply`); if any changed the machine, the base pass runs again
   so that nodes freed by a shrink are used at once (as Slurm's scheduler would).
@@ -71,7 +72,13 @@ from typing import TYPE_CHECKING, Any
 from slurm_ext.decisions import Decision, Expand, NoAction, RaisePriority, Shrink, StartJob
 from slurm_ext.model import MalleableSpec
 from slurm_ext.sim.core import ARRIVE, CHECK, END, EVOLVE, TIMER, EventQueue
-from slurm_ext.sim.schedulers import EasyView, SchedulerPass, base_scheduler, shadow_and_extra
+from slurm_ext.sim.schedulers import (
+    EasyView,
+    SchedulerPass,
+    base_scheduler,
+    no_scheduler,
+    shadow_and_extra,
+)
 from slurm_ext.sim.workload import INF, EvolvingSpec, SimJob, Workload, speedup
 
 if TYPE_CHECKING:
@@ -117,6 +124,10 @@ class Simulator:
         self.scheduler_name = scheduler if isinstance(scheduler, str) else scheduler.__name__
         self._pass: SchedulerPass = base_scheduler(scheduler) if isinstance(scheduler, str) else scheduler
         self.policy = policy
+        if policy is not None and getattr(policy, "schedules_jobs", False):
+            # The policy is the whole scheduler (Policy.schedules_jobs): no base pass.
+            self._pass = no_scheduler
+            self.scheduler_name = "none"
         self.resize_overhead = float(resize_overhead)
         if check_period is not None and check_period <= 0:
             raise ValueError(f"check_period must be > 0, got {check_period}")

@@ -1,0 +1,49 @@
+"""Names the CLI accepts for ``--policy``: the simulator's base schedulers and the policies.
+
+``fcfs``, ``easy``, ``backfill`` (``backfill:D``), ``conservative`` are rigid baselines run by the
+simulator's own fast passes (no snapshots). Any other name is looked up in
+``slurm_ext.policies.POLICIES`` (``make_policy``), and runs on top of the base scheduler given by
+``--base`` unless the policy's ``schedules_jobs`` says it is the whole scheduler.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from slurm_ext.sim.schedulers import BASE_SCHEDULERS, base_scheduler
+
+if TYPE_CHECKING:
+    from slurm_ext.policies.base import Policy
+
+RIGID = tuple(k for k in BASE_SCHEDULERS if k != "none")
+
+
+@dataclass(frozen=True)
+class Resolved:
+    name: str
+    scheduler: str
+    policy: Policy | None
+
+
+def policy_names() -> list[str]:
+    from slurm_ext.policies import POLICIES, _load_optional
+
+    _load_optional()
+    return [*RIGID, *sorted(k for k in POLICIES if k not in RIGID)]
+
+
+def resolve(name: str, base: str = "easy") -> Resolved:
+    """Map a ``--policy`` name to a base scheduler and a policy object (new for every run)."""
+    key = name.strip().lower()
+    if key in RIGID or key.startswith("backfill:"):
+        base_scheduler(key)  # validates backfill:D
+        return Resolved(key, key, None)
+    from slurm_ext.policies import make_policy
+
+    try:
+        policy = make_policy(key)
+    except ValueError:
+        raise ValueError(f"unknown policy {name!r}; valid: {', '.join(policy_names())}") from None
+    base_scheduler(base)
+    return Resolved(key, base, policy)
