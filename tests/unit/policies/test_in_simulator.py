@@ -1,0 +1,44 @@
+"""Every policy driven by the project's simulator in strict mode on random workloads: each
+decision list must be carried out without a rejection, and every job must finish."""
+
+import random
+
+import pytest
+
+from slurm_ext.model import MalleableSpec
+from slurm_ext.policies import make_policy
+from slurm_ext.sim import SimJob, Simulator, Workload
+
+SELF_SCHEDULING = ["dbes", "ep", "esf", "edf", "ldf", "minagree", "sd", "sd-dynamic", "backfill", "easy"]
+
+
+def _workload(seed: int, n: int = 60, total: int = 16) -> Workload:
+    rng = random.Random(seed)
+    jobs, t = [], 0.0
+    for jid in range(1, n + 1):
+        t += rng.expovariate(1 / 40)
+        size = rng.choice([1, 2, 3, 4, 6, 8])
+        limit = rng.uniform(50, 600)
+        run = limit * rng.uniform(0.3, 1.0)
+        mall = MalleableSpec(size, min(total, 3 * size)) if rng.random() < 0.6 else None
+        jobs.append(SimJob(jid, t, size, limit, run, malleable=mall))
+    return Workload(jobs, total, f"random-{seed}")
+
+
+@pytest.mark.parametrize("name", SELF_SCHEDULING)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_policy_runs_a_whole_workload_without_rejected_decisions(name: str, seed: int) -> None:
+    wl = _workload(seed)
+    res = Simulator(wl, "none", make_policy(name), strict=True).run()
+    assert (res.end >= 0).all(), f"{name}: not every job finished"
+    assert res.rejected == []
+    assert (res.state == "COMPLETED").all()
+
+
+def test_malleable_policies_actually_resize() -> None:
+    wl = _workload(3)
+    for name in ("dbes", "ep", "minagree"):
+        res = Simulator(wl, "none", make_policy(name), strict=True).run()
+        assert res.resizes.sum() > 0, name
+    res = Simulator(wl, "none", make_policy("backfill"), strict=True).run()
+    assert res.resizes.sum() == 0

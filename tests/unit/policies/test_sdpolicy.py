@@ -1,0 +1,118 @@
+"""SD-Policy (003_* §3) adapted to whole nodes, on hand-built cases."""
+
+import pytest
+
+from slurm_ext.decisions import Expand, Shrink, StartJob
+from slurm_ext.policies.sdpolicy import SDPolicy
+from tests.unit.policies.helpers import by_type, pending, running, snapshot
+
+NOW = 1000.0
+
+
+def _mates(end_a: float = 10500.0, end_b: float = 10900.0) -> list:
+    # A waited 500 s, B did not; both requested 10000 s: B's slowdown grows least
+    a = running(1, 4, end_a, start=500.0, submit=0.0, mall=(1, 4), limit=10000.0)
+    b = running(2, 4, end_b, start=900.0, submit=900.0, mall=(1, 4), limit=10000.0)
+    return [a, b]
+
+
+def _new(nodes: int = 2, limit: float = 100.0, mall: tuple[int, int] | None = (1, 2)):
+    return pending(10, nodes, limit, submit=NOW, mall=mall)
+
+
+def test_picks_the_mate_whose_slowdown_grows_least() -> None:
+    d = SDPolicy().decide(snapshot(8, [*_mates(), _new()], NOW))
+    assert [(s.job_id, s.new_size, s.for_job) for s in by_type(d, Shrink)] == [(2, 2, 10)]
+    assert [(s.job_id, s.nodes) for s in by_type(d, StartJob)] == [(10, 2)]
+    assert d.index(by_type(d, Shrink)[0]) < d.index(by_type(d, StartJob)[0])
+
+
+def test_penalty_is_eq4_predicted_slowdown() -> None:
+    pol = SDPolicy()
+    from slurm_ext.policies.cluster import WorkCluster
+
+    cl = WorkCluster(snapshot(8, [*_mates(), _new()], NOW))
+    a, b = cl.running[1], cl.running[2]
+    # (wait + run + increase) / requested; lending 2 of 4 nodes for 100 s costs 50 s
+    assert pol.penalty(a, 2, 100.0) == pytest.approx((500 + 10000 + 50) / 10000)
+    assert pol.penalty(b, 2, 100.0) == pytest.approx((0 + 10000 + 50) / 10000)
+
+
+def test_refuses_when_the_new_job_would_end_after_its_mates() -> None:
+    # both mates end at 1050, the new job would end at 1100: no malleable start
+    mates = _mates(end_a=1050.0, end_b=1050.0)
+    d = SDPolicy().decide(snapshot(8, [*mates, _new()], NOW))
+    assert d == []
+
+
+def test_refuses_when_waiting_ends_sooner_than_sharing() -> None:
+    # Two 2-node mates can lend one node each; a rigid 2-node job ends at 1050. The new job
+    # (2 nodes, 100 s, may run on 1) would end at 1150 if it waited (static_end).
+    jobs = [
+        running(1, 2, 9000.0, start=NOW, mall=(1, 2)),
+        running(2, 2, 9000.0, start=NOW, mall=(1, 2)),
+        running(3, 2, 1050.0, start=NOW),
+        _new(nodes=2, mall=(1, 2)),
+    ]
+    # one mate only: it would run on 1 node for 200 s, ending at 1200 > 1150: it waits
+    assert SDPolicy(max_mates=1).decide(snapshot(6, jobs, NOW)) == []
+    # two mates: 2 nodes, ends at 1100 < 1150: co-scheduled
+    d = SDPolicy(max_mates=2).decide(snapshot(6, jobs, NOW))
+    assert sorted((s.job_id, s.new_size) for s in by_type(d, Shrink)) == [(1, 1), (2, 1)]
+    assert [(s.job_id, s.nodes) for s in by_type(d, StartJob)] == [(10, 2)]
+
+
+def test_static_max_slowdown_excludes_mates() -> None:
+    d = SDPolicy(max_slowdown=1.004).decide(snapshot(8, [*_mates(), _new()], NOW))
+    assert d == []  # B's penalty 1.005 reaches the cut-off, A's is higher
+
+
+def test_dynamic_max_slowdown_is_average_running_slowdown() -> None:
+    from slurm_ext.policies.cluster import WorkCluster
+
+    pol = SDPolicy(max_slowdown="dynamic")
+    snap = snapshot(8, [*_mates(), _new()], NOW)
+    cl = WorkCluster(snap)
+    pol._remember_requests(snap)
+    assert pol.current_limit(cl) == pytest.approx(((500 + 10000) / 10000 + 1.0) / 2)
+    d = pol.decide(snap)
+    assert [(s.job_id, s.new_size) for s in by_type(d, Shrink)] == [(2, 2)]
+    # only A as candidate: its penalty (1.055) is above the average (1.05): refused
+    only_a = [_mates()[0], running(3, 4, 1100.0, start=NOW - 100, submit=NOW - 100), _new()]
+    assert SDPolicy(max_slowdown="dynamic").decide(snapshot(8, only_a, NOW)) == []
+
+
+def test_two_mates_when_one_cannot_lend_enough() -> None:
+    # sharing factor 0.5: each 4-node mate lends at most 2; a 3-node job needs both
+    d = SDPolicy().decide(snapshot(8, [*_mates(), _new(nodes=3, mall=(3, 3))], NOW))
+    lent = {s.job_id: 4 - s.new_size for s in by_type(d, Shrink)}
+    assert sorted(lent) == [1, 2] and sum(lent.values()) == 3
+    assert [(s.job_id, s.nodes) for s in by_type(d, StartJob)] == [(10, 3)]
+
+
+def test_max_mates_one_refuses_what_needs_two() -> None:
+    d = SDPolicy(max_mates=1).decide(snapshot(8, [*_mates(), _new(nodes=3, mall=(3, 3))], NOW))
+    assert d == []
+
+
+def test_rigid_new_job_is_never_co_scheduled() -> None:
+    d = SDPolicy().decide(snapshot(8, [*_mates(), _new(mall=None)], NOW))
+    assert d == []
+
+
+def test_mates_get_their_nodes_back_when_the_new_job_ends() -> None:
+    pol = SDPolicy()
+    pol.decide(snapshot(8, [*_mates(), _new()], NOW))
+    a, b = _mates()
+    b = running(2, 2, 11000.0, start=900.0, submit=900.0, mall=(1, 4), limit=10000.0)
+    # the new job has ended: its 2 nodes are idle, B is expanded back to 4
+    d = pol.decide(snapshot(8, [a, b], NOW + 100))
+    assert [(e.job_id, e.new_size) for e in by_type(d, Expand)] == [(2, 4)]
+    assert pol.loans == {}
+
+
+def test_static_start_when_nodes_are_idle() -> None:
+    a, b = _mates()
+    d = SDPolicy().decide(snapshot(10, [a, b, _new()], NOW))
+    assert [(s.job_id, s.nodes) for s in by_type(d, StartJob)] == [(10, 2)]
+    assert by_type(d, Shrink) == []
