@@ -11,3 +11,7 @@ app = typer.Typer(
 )
 
 # Sub-commands register here, one line each (keep the CLI a thin layer over library calls).
+from slurm_ext.sim.cli import compare_cmd, simulate_cmd  # noqa: E402
+
+app.command("simulate")(simulate_cmd)
+app.command("compare")(compare_cmd)

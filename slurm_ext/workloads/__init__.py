@@ -106,13 +106,38 @@ def load_workload(spec: str, *, seed: int = 0, jobs: int | None = None, nodes: i
         cfg = SyntheticConfig(jobs=jobs or 1000, nodes=nodes or 128, seed=seed)
         return generate(cfg)
     if key == "esp":
-        try:
-            from slurm_ext.workloads import esp
-        except ImportError as e:
-            raise ValueError(f"the ESP workload is not available: {e}") from None
-        return esp.esp_workload(seed=seed)  # type: ignore[attr-defined]
+        return load_esp(seed=seed)
     path = Path(spec)
     if not path.is_file():
         raise ValueError(f"workload {spec!r} is neither a file nor one of: kth-small, synthetic, esp")
     wl = load_swf(path, nodes=nodes)
     return wl.head(jobs) if jobs else wl
+
+
+def load_esp(*, seed: int = 0, malleable_fraction: float = 0.0) -> Workload:
+    """The modified ESP workload of ``000_*`` (built by :mod:`slurm_ext.workloads.esp`)."""
+    import inspect
+
+    try:
+        from slurm_ext.workloads import esp
+    except ImportError as e:
+        raise ValueError(f"the ESP workload is not available: {e}") from None
+    builder = next(
+        (
+            getattr(esp, n)
+            for n in ("esp_workload", "build_esp", "make_esp", "esp", "workload")
+            if hasattr(esp, n)
+        ),
+        None,
+    )
+    if builder is None:
+        raise ValueError("slurm_ext.workloads.esp has no ESP builder function")
+    params = inspect.signature(builder).parameters
+    kwargs: dict[str, object] = {}
+    if "seed" in params:
+        kwargs["seed"] = seed
+    for name in ("malleable_fraction", "malleable"):
+        if name in params:
+            kwargs[name] = malleable_fraction
+            break
+    return builder(**kwargs)

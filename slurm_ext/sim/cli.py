@@ -1,0 +1,207 @@
+"""``slurm-ext simulate`` and ``slurm-ext compare``: thin commands over :func:`run_one`."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from slurm_ext.metrics import (
+    RunSummary,
+    compare_runs,
+    format_table,
+    job_metrics,
+    summarize,
+    summary_table,
+    write_jobs_csv,
+)
+from slurm_ext.sim.engine import Simulator
+from slurm_ext.sim.registry import policy_names, resolve
+from slurm_ext.sim.result import SimResult
+from slurm_ext.sim.workload import MalleableRule, Workload
+from slurm_ext.workloads import load_workload
+from slurm_ext.workloads.swf import SwfError
+
+WORKLOAD_HELP = "SWF file (plain or .gz), 'kth-small' (bundled 500-job trace), 'synthetic' or 'esp'."
+
+
+@dataclass
+class RunOptions:
+    base: str = "easy"
+    resize_overhead: float = 0.0
+    check_period: float | None = None
+
+
+def prepare_workload(
+    spec: str, *, seed: int, malleable_fraction: float, jobs: int | None, nodes: int | None
+) -> Workload:
+    """Load ``spec`` and make ``malleable_fraction`` of its jobs malleable (factor 2, at max)."""
+    if spec.strip().lower() == "esp":
+        from slurm_ext.workloads import load_esp
+
+        return load_esp(seed=seed, malleable_fraction=malleable_fraction)
+    wl = load_workload(spec, seed=seed, jobs=jobs, nodes=nodes)
+    if malleable_fraction > 0:
+        wl = MalleableRule(fraction=malleable_fraction, seed=seed).apply(wl)
+    return wl
+
+
+def run_one(
+    wl: Workload, policy: str, opts: RunOptions, progress: bool = False
+) -> tuple[SimResult, RunSummary]:
+    """Simulate ``wl`` under ``policy`` and summarise it; wall time covers the simulation only."""
+    r = resolve(policy, opts.base)
+    sim = Simulator(
+        wl,
+        r.scheduler,
+        r.policy,
+        resize_overhead=opts.resize_overhead,
+        check_period=opts.check_period,
+    )
+    if progress:
+        with typer.progressbar(length=len(wl.jobs), label=f"{policy:>10}", file=sys.stderr) as bar:
+            done = [0]
+
+            def tick(arrived: int, total: int) -> None:
+                bar.update(arrived - done[0])
+                done[0] = arrived
+
+            result = sim.run(progress=tick)
+    else:
+        result = sim.run()
+    return result, summarize(result)
+
+
+def write_outputs(out: Path, result: SimResult, summary: RunSummary, tag: str) -> list[Path]:
+    from slurm_ext.plots import GANTT_MAX_JOBS, plot_gantt, plot_timeline
+
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / f"{tag}.jobs.csv", out / f"{tag}.summary.json", out / f"{tag}.timeline.png"]
+    write_jobs_csv(paths[0], job_metrics(result))
+    paths[1].write_text(json.dumps(summary.to_dict(), indent=2) + "\n", encoding="utf-8")
+    plot_timeline(result, paths[2])
+    if result.finished.sum() <= GANTT_MAX_JOBS:
+        paths.append(plot_gantt(result, out / f"{tag}.gantt.png"))
+    return paths
+
+
+def _fail(message: object) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(2)
+
+
+USER_ERRORS = (ValueError, FileNotFoundError, SwfError, KeyError)
+
+
+def simulate_cmd(
+    workload: str = typer.Option("kth-small", "--workload", "-w", help=WORKLOAD_HELP),
+    policy: str = typer.Option("easy", "--policy", "-p", help="fcfs, easy, backfill[:D], or a policy name."),
+    base: str = typer.Option(
+        "easy", help="Base scheduler under a resizing policy (fcfs, easy, backfill[:D])."
+    ),
+    malleable_fraction: float = typer.Option(0.0, help="Fraction of jobs made malleable (0-1)."),
+    seed: int = typer.Option(0, help="Seed for synthetic workloads and the malleable choice."),
+    jobs: int | None = typer.Option(None, help="Use only the first N jobs (synthetic: generate N)."),
+    nodes: int | None = typer.Option(None, help="Override the machine size in nodes."),
+    resize_overhead: float = typer.Option(0.0, help="Seconds a resize pauses the job."),
+    check_period: float | None = typer.Option(None, help="Malleable jobs ask the policy every N s."),
+    out: Annotated[Path | None, typer.Option(help="Write per-job CSV, summary JSON and plots here.")] = None,
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
+) -> None:
+    """Simulate one workload under one policy and print its metrics."""
+    t0 = time.perf_counter()
+    try:
+        wl = prepare_workload(
+            workload, seed=seed, malleable_fraction=malleable_fraction, jobs=jobs, nodes=nodes
+        )
+        opts = RunOptions(base, resize_overhead, check_period)
+        result, summary = run_one(wl, policy, opts, progress=sys.stderr.isatty())
+        summary.wall_time = time.perf_counter() - t0  # load + simulate, not the output files
+        paths = write_outputs(out, result, summary, policy.replace(":", "_")) if out else []
+    except USER_ERRORS as e:
+        raise _fail(e) from None
+    if as_json:
+        typer.echo(json.dumps(summary.to_dict()))
+        return
+    typer.echo(summary_table([summary]))
+    if summary.jobs_skipped:
+        reasons = ", ".join(f"{k}: {v}" for k, v in wl.skipped_reasons().most_common())
+        typer.echo(f"skipped {summary.jobs_skipped} jobs ({reasons})")
+    for note, count in wl.notes.items():
+        typer.echo(f"note: {note} ({count} jobs)")
+    if result.rejected:
+        typer.echo(
+            f"{len(result.rejected)} policy decisions could not be carried out, e.g. {result.rejected[0]}"
+        )
+    for p in paths:
+        typer.echo(f"wrote {p}")
+
+
+def compare_cmd(
+    policies: str = typer.Option(
+        "fcfs,easy,backfill",
+        "--policies",
+        "-p",
+        help="Comma-separated policy names; the first is the baseline.",
+    ),
+    workload: str = typer.Option("kth-small", "--workload", "-w", help=WORKLOAD_HELP),
+    base: str = typer.Option("easy", help="Base scheduler under resizing policies."),
+    malleable_fraction: float = typer.Option(0.0, help="Fraction of jobs made malleable (0-1)."),
+    seed: int = typer.Option(0, help="Seed for synthetic workloads and the malleable choice."),
+    jobs: int | None = typer.Option(None, help="Use only the first N jobs (synthetic: generate N)."),
+    nodes: int | None = typer.Option(None, help="Override the machine size in nodes."),
+    resize_overhead: float = typer.Option(0.0, help="Seconds a resize pauses the job."),
+    check_period: float | None = typer.Option(None, help="Malleable jobs ask the policy every N s."),
+    out: Annotated[Path | None, typer.Option(help="Write per-job CSV, summaries and plots here.")] = None,
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON list of summaries."),
+) -> None:
+    """Run several policies on the same workload; one table, plus paired changes vs the first."""
+    names = [p.strip() for p in policies.split(",") if p.strip()]
+    if not names:
+        raise _fail(f"no policy given; valid: {', '.join(policy_names())}")
+    try:
+        for name in names:
+            resolve(name, base)  # fail on a bad name before any long run
+        wl = prepare_workload(
+            workload, seed=seed, malleable_fraction=malleable_fraction, jobs=jobs, nodes=nodes
+        )
+        opts = RunOptions(base, resize_overhead, check_period)
+        runs = [run_one(wl, name, opts, progress=sys.stderr.isatty()) for name in names]
+        if out:
+            for name, (res, summ) in zip(names, runs, strict=True):
+                write_outputs(out, res, summ, name.replace(":", "_"))
+    except USER_ERRORS as e:
+        raise _fail(e) from None
+    summaries = [s for _, s in runs]
+    if as_json:
+        typer.echo(json.dumps([s.to_dict() for s in summaries]))
+        return
+    typer.echo(summary_table(summaries))
+    if len(runs) > 1:
+        base_jm = job_metrics(runs[0][0])
+        rows = []
+        for name, (res, _) in zip(names[1:], runs[1:], strict=True):
+            for c in compare_runs(base_jm, job_metrics(res), ("wait", "turnaround", "bounded_slowdown")):
+                lo, hi = c.percent_ci
+                rows.append(
+                    {
+                        "policy": name,
+                        "metric": c.metric,
+                        "n": c.n,
+                        "change": c.percent,
+                        "ci": f"[{lo:+.1f}%, {hi:+.1f}%]",
+                    }
+                )
+        typer.echo(f"\npaired change of the mean vs {names[0]} (jobs in both steady windows, 95% CI):")
+        typer.echo(
+            format_table(
+                rows,
+                [("policy", "policy", "{}"), ("metric", "metric", "{}"), ("jobs", "n", "{}"),
+                 ("change", "change", "{:+.1f}%"), ("95% CI", "ci", "{}")],
+            )
+        )  # fmt: skip
