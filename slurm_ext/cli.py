@@ -11,6 +11,9 @@ app = typer.Typer(
 )
 
 # Sub-commands register here, one line each (keep the CLI a thin layer over library calls).
+from slurm_ext.local.cli import cluster_app  # noqa: E402
+
+app.add_typer(cluster_app, name="cluster")
 from slurm_ext.sim.cli import compare_cmd, simulate_cmd  # noqa: E402
 
 app.command("simulate")(simulate_cmd)

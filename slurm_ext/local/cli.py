@@ -1,0 +1,64 @@
+"""`slurm-ext cluster ...`: thin CLI over slurm_ext.local.cluster."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from slurm_ext.config import ConfigError, load_config
+from slurm_ext.local.cluster import ClusterError, LocalCluster
+from slurm_ext.local.daemons import DaemonError
+from slurm_ext.local.prereqs import PrerequisiteError
+
+cluster_app = typer.Typer(help="A real multi-node Slurm cluster on this host (for tests and demos).",
+                          no_args_is_help=True)
+
+NodesOption = Annotated[int | None, typer.Option("--nodes", "-N", help="Number of slurmd nodes [default: conf]")]
+
+
+def _cluster() -> LocalCluster:
+    try:
+        return LocalCluster(load_config().cluster)
+    except ConfigError as exc:
+        _fail(str(exc))
+        raise  # unreachable
+
+
+def _fail(message: str) -> None:
+    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(1)
+
+
+def _progress(message: str) -> None:
+    typer.echo(f"  {message}", err=True)
+
+
+@cluster_app.command()
+def up(nodes: NodesOption = None) -> None:
+    """Start munged, MariaDB, slurmdbd, slurmctld and N slurmd; wait until all nodes are idle."""
+    cluster = _cluster()
+    try:
+        report = cluster.up(nodes, progress=_progress)
+    except (PrerequisiteError, ClusterError, DaemonError) as exc:
+        _fail(str(exc))
+    state = "was already up" if report.already_running else "is up"
+    typer.echo(f"local cluster {state}: {report.nodes} idle nodes after {report.seconds:.1f} s")
+    typer.echo(f"SLURM_CONF={cluster.cfg.slurm_conf}")
+
+
+@cluster_app.command()
+def down() -> None:
+    """Cancel all jobs and stop every daemon `cluster up` started (by PID)."""
+    cluster = _cluster()
+    try:
+        stopped = cluster.down(progress=_progress)
+    except DaemonError as exc:
+        _fail(str(exc))
+    typer.echo(f"local cluster is down ({len(stopped)} processes stopped)")
+
+
+@cluster_app.command()
+def status() -> None:
+    """Print the daemons, nodes and jobs of the local cluster."""
+    typer.echo(_cluster().status_text())

@@ -1,0 +1,313 @@
+"""`slurm-ext cluster up | down | status`: the local multi-node Slurm cluster as a library."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from slurm_ext.config import ClusterConfig
+from slurm_ext.local import prereqs
+from slurm_ext.local.daemons import (
+    Daemon,
+    DaemonError,
+    Registry,
+    run_quiet,
+    start_foreground,
+    start_forking,
+    stop,
+    wait_for,
+)
+from slurm_ext.local.render import write_configs
+
+MUNGE_SOCKET_DIR = Path("/run/munge")
+MUNGE_PIDFILE = MUNGE_SOCKET_DIR / "munged.pid"
+# Debian's Slurm reads /etc/slurm/slurm.conf when SLURM_CONF is unset; we link it there (if free)
+# so that plain `sinfo`, `sbatch` and MPI's srun inside jobs find the local cluster.
+SYSTEM_SLURM_CONF = Path("/etc/slurm/slurm.conf")
+
+Progress = Callable[[str], None]
+
+
+class ClusterError(RuntimeError):
+    """The local cluster cannot be brought up, or is in a state that needs the user's attention."""
+
+
+@dataclass(frozen=True)
+class UpReport:
+    nodes: int
+    seconds: float
+    already_running: bool
+
+
+def _silent(_: str) -> None:
+    pass
+
+
+class LocalCluster:
+    def __init__(self, cfg: ClusterConfig) -> None:
+        self.cfg = cfg
+        self.dir = cfg.state_dir
+        self.registry = Registry(self.dir / "run" / "started.json")
+
+    # ----- paths and environment -------------------------------------------------------------
+    @property
+    def env(self) -> dict[str, str]:
+        return os.environ | {"SLURM_CONF": str(self.cfg.slurm_conf)}
+
+    @property
+    def db_dir(self) -> Path:
+        return self.dir / "mysql"
+
+    @property
+    def db_socket(self) -> Path:
+        return self.dir / "run" / "mysqld.sock"
+
+    def _log(self, name: str) -> Path:
+        return self.dir / "log" / f"{name}.log"
+
+    # ----- queries -----------------------------------------------------------------------------
+    def running_daemons(self) -> list[Daemon]:
+        return [d for d in self.registry.load()[1] if d.running()]
+
+    def is_up(self) -> bool:
+        nodes, daemons = self.registry.load()
+        return bool(daemons) and all(d.running() for d in daemons)
+
+    def idle_nodes(self) -> int:
+        res = subprocess.run(
+            ["sinfo", "-h", "-N", "-o", "%N %T"], env=self.env, capture_output=True, text=True, check=False
+        )
+        if res.returncode != 0:
+            return 0
+        return sum(1 for line in res.stdout.splitlines() if line.split()[-1] == "idle")
+
+    # ----- up ----------------------------------------------------------------------------------
+    def up(self, nodes: int | None = None, progress: Progress = _silent, timeout: float = 120) -> UpReport:
+        """Start every daemon and wait until all nodes are idle. Idempotent; all-or-nothing."""
+        if nodes is not None:
+            if nodes < 1:
+                raise ClusterError(f"--nodes must be at least 1, got {nodes}")
+            self.cfg = replace(self.cfg, nodes=nodes)
+        prereqs.check_root()
+        prereqs.check_programs()
+        start = time.monotonic()
+        running_nodes, registered = self.registry.load()
+        if registered and all(d.running() for d in registered):
+            if running_nodes != self.cfg.nodes:
+                raise ClusterError(
+                    f"the local cluster is already up with {running_nodes} nodes; run "
+                    f"`slurm-ext cluster down` before starting it with {self.cfg.nodes}"
+                )
+            progress(f"cluster already up ({running_nodes} nodes); waiting for idle nodes")
+            self._wait_idle(timeout)
+            return UpReport(running_nodes, time.monotonic() - start, already_running=True)
+        if registered:
+            progress("cleaning up a partly running cluster from an earlier start")
+            self._stop_all(registered, progress)
+        prereqs.check_ports(self.cfg)
+
+        started: list[Daemon] = []
+        try:
+            self._prepare_dirs()
+            write_configs(self.cfg)
+            self._link_system_conf()
+            self._start_munge(started, progress)
+            self._start_mariadb(started, progress)
+            self._start_slurmdbd(started, progress)
+            self._start_slurmctld(started, progress)
+            self._start_slurmds(started, progress)
+            progress(f"waiting for {self.cfg.nodes} idle nodes")
+            self._wait_idle(timeout)
+        except BaseException:
+            progress("start-up failed: stopping what was started")
+            self._stop_all(started, progress)
+            self.registry.clear()
+            raise
+        return UpReport(self.cfg.nodes, time.monotonic() - start, already_running=False)
+
+    def _register(self, started: list[Daemon], daemon: Daemon) -> None:
+        started.append(daemon)
+        self.registry.save(self.cfg.nodes, started)
+
+    def _prepare_dirs(self) -> None:
+        for sub in ("etc", "state", "log", "run", "spool", "tmp"):
+            (self.dir / sub).mkdir(parents=True, exist_ok=True)
+        for node in self.cfg.node_names:
+            (self.dir / "spool" / node).mkdir(exist_ok=True)
+            (self.dir / "tmp" / node).mkdir(exist_ok=True)
+
+    def _link_system_conf(self) -> None:
+        link = SYSTEM_SLURM_CONF
+        if link.is_symlink() or not link.exists():
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.unlink(missing_ok=True)
+            link.symlink_to(self.cfg.slurm_conf)
+
+    def _munge_works(self) -> bool:
+        return run_quiet(["bash", "-c", "munge -n </dev/null | unmunge >/dev/null"])
+
+    def _start_munge(self, started: list[Daemon], progress: Progress) -> None:
+        if self._munge_works():
+            progress("munged: already running, reused (and left running by `down`)")
+            return
+        progress("starting munged")
+        MUNGE_SOCKET_DIR.mkdir(parents=True, exist_ok=True)
+        shutil.chown(MUNGE_SOCKET_DIR, "munge", "munge")
+        daemon = Daemon("munged", MUNGE_PIDFILE, "munged")
+        start_forking(
+            daemon,
+            ["runuser", "-u", "munge", "--", prereqs.find_program("munged") or "munged"],
+            self.env,
+            self._log("munged-start"),
+        )
+        self._register(started, daemon)
+        wait_for(self._munge_works, 10, "munge to answer")
+
+    def _mysql(self, sql: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["mariadb", "--protocol=socket", f"--socket={self.db_socket}", "-uroot", "-e", sql],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    def _start_mariadb(self, started: list[Daemon], progress: Progress) -> None:
+        if not (self.db_dir / "mysql").is_dir():
+            progress("initialising a private MariaDB data directory")
+            res = subprocess.run(
+                [
+                    "mariadb-install-db",
+                    "--user=root",
+                    f"--datadir={self.db_dir}",
+                    "--auth-root-authentication-method=socket",
+                    "--skip-test-db",
+                ],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if res.returncode != 0:
+                shutil.rmtree(self.db_dir, ignore_errors=True)
+                raise DaemonError(f"mariadb-install-db failed: {res.stderr.strip()[-500:]}")
+        progress(f"starting MariaDB on 127.0.0.1:{self.cfg.mariadb_port}")
+        daemon = Daemon("mariadbd", self.dir / "run" / "mariadbd.pid", "mariadbd")
+        daemon.pidfile.unlink(missing_ok=True)
+        start_foreground(
+            daemon,
+            [
+                prereqs.find_program("mariadbd") or "mariadbd",
+                "--no-defaults",
+                "--user=root",
+                f"--datadir={self.db_dir}",
+                f"--socket={self.db_socket}",
+                f"--pid-file={daemon.pidfile}",
+                "--bind-address=127.0.0.1",
+                f"--port={self.cfg.mariadb_port}",
+                f"--log-error={self._log('mariadbd')}",
+                # slurmdbd's recommended InnoDB settings, small enough for a test host
+                "--innodb-buffer-pool-size=128M",
+                "--innodb-lock-wait-timeout=900",
+            ],
+            self.env,
+            self._log("mariadbd-start"),
+        )
+        self._register(started, daemon)
+        wait_for(lambda: self._mysql("select 1").returncode == 0, 30, "MariaDB to accept connections")
+        c = self.cfg
+        res = self._mysql(
+            f"CREATE DATABASE IF NOT EXISTS `{c.db_name}`;"
+            + "".join(
+                f"CREATE USER IF NOT EXISTS '{c.db_user}'@'{host}' IDENTIFIED BY '{c.db_password}';"
+                f"GRANT ALL ON `{c.db_name}`.* TO '{c.db_user}'@'{host}';"
+                for host in ("localhost", "127.0.0.1")
+            )
+        )
+        if res.returncode != 0:
+            raise DaemonError(f"could not create the accounting database: {res.stderr.strip()}")
+
+    def _start_slurmdbd(self, started: list[Daemon], progress: Progress) -> None:
+        progress("starting slurmdbd")
+        daemon = Daemon("slurmdbd", self.dir / "run" / "slurmdbd.pid", "slurmdbd")
+        start_forking(daemon, [prereqs.find_program("slurmdbd") or "slurmdbd"], self.env, self._log("slurmdbd-start"))
+        self._register(started, daemon)
+        wait_for(
+            lambda: run_quiet(["sacctmgr", "-n", "list", "cluster"], env=self.env),
+            30,
+            "slurmdbd to answer (see log/slurmdbd.log)",
+            interval=0.3,
+        )
+        res = subprocess.run(
+            ["sacctmgr", "-n", "-P", "list", "cluster", "format=cluster"],
+            env=self.env, capture_output=True, text=True, check=False,
+        )
+        if self.cfg.name not in res.stdout.split():
+            add = subprocess.run(
+                ["sacctmgr", "-i", "add", "cluster", self.cfg.name],
+                env=self.env, capture_output=True, text=True, check=False,
+            )
+            if add.returncode != 0:
+                raise DaemonError(f"sacctmgr add cluster failed: {add.stderr.strip() or add.stdout.strip()}")
+
+    def _start_slurmctld(self, started: list[Daemon], progress: Progress) -> None:
+        progress("starting slurmctld")
+        daemon = Daemon("slurmctld", self.dir / "run" / "slurmctld.pid", "slurmctld")
+        start_forking(daemon, [prereqs.find_program("slurmctld") or "slurmctld"], self.env, self._log("slurmctld-start"))
+        self._register(started, daemon)
+        wait_for(lambda: run_quiet(["scontrol", "ping"], env=self.env), 30, "slurmctld to answer", 0.2)
+
+    def _start_slurmds(self, started: list[Daemon], progress: Progress) -> None:
+        progress(f"starting {self.cfg.nodes} slurmd")
+        slurmd = prereqs.find_program("slurmd") or "slurmd"
+        for node in self.cfg.node_names:
+            daemon = Daemon(f"slurmd {node}", self.dir / "run" / f"slurmd-{node}.pid", "slurmd")
+            start_forking(daemon, [slurmd, "-N", node], self.env, self._log(f"slurmd-{node}-start"))
+            self._register(started, daemon)
+
+    def _wait_idle(self, timeout: float) -> None:
+        want = self.cfg.nodes
+        wait_for(lambda: self.idle_nodes() >= want, timeout, f"{want} idle nodes (see {self.dir}/log)", 0.3)
+
+    # ----- down --------------------------------------------------------------------------------
+    def down(self, progress: Progress = _silent) -> list[str]:
+        """Cancel all jobs, stop every daemon `up` started (reverse order); returns their names."""
+        _, daemons = self.registry.load()
+        if any(d.name == "slurmctld" and d.running() for d in daemons):
+            progress("cancelling all jobs")
+            run_quiet(["scancel", "--partition", self.cfg.partition], env=self.env)
+            wait_for(lambda: not self._jobs_left(), 30, "jobs to end", 0.3)
+        stopped = self._stop_all(daemons, progress)
+        self.registry.clear()
+        if SYSTEM_SLURM_CONF.is_symlink() and SYSTEM_SLURM_CONF.resolve() == self.cfg.slurm_conf.resolve():
+            SYSTEM_SLURM_CONF.unlink()
+        return stopped
+
+    def _jobs_left(self) -> bool:
+        res = subprocess.run(
+            ["squeue", "-h", "-o", "%i"], env=self.env, capture_output=True, text=True, check=False
+        )
+        return res.returncode == 0 and bool(res.stdout.strip())
+
+    def _stop_all(self, daemons: list[Daemon], progress: Progress) -> list[str]:
+        stopped = []
+        for daemon in reversed(daemons):
+            if stop(daemon):
+                progress(f"stopped {daemon.name}")
+                stopped.append(daemon.name)
+        return stopped
+
+    # ----- status ------------------------------------------------------------------------------
+    def status_text(self) -> str:
+        _, daemons = self.registry.load()
+        if not daemons:
+            return "local cluster: down"
+        lines = [f"local cluster: {'up' if self.is_up() else 'PARTLY RUNNING'} (SLURM_CONF={self.cfg.slurm_conf})"]
+        lines += [f"  {d.name:<12} {'pid ' + str(d.pid()) if d.running() else 'NOT RUNNING'}" for d in daemons]
+        for args in (["sinfo", "-N", "-o", "%N %T %c"], ["squeue", "-o", "%.8i %.10j %.8u %.9T %.5D %N %r"]):
+            res = subprocess.run(args, env=self.env, capture_output=True, text=True, check=False)
+            lines.append(res.stdout.rstrip() if res.returncode == 0 else f"{args[0]}: {res.stderr.strip()}")
+        return "\n".join(lines)

@@ -1,0 +1,45 @@
+"""Slurm config files generated from the templates in conf/templates (shared with docker/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from string import Template
+
+from slurm_ext.config import TEMPLATE_DIR, ClusterConfig
+
+
+def template_values(cfg: ClusterConfig) -> dict[str, str]:
+    values = {
+        "cluster_name": cfg.name,
+        "state_dir": str(cfg.state_dir),
+        "nodes": cfg.nodes,
+        "cpus_per_node": cfg.cpus_per_node,
+        "real_memory_mb": cfg.real_memory_mb,
+        "partition": cfg.partition,
+        "bf_interval": cfg.bf_interval,
+        "slurmctld_port": cfg.slurmctld_port,
+        "slurmdbd_port": cfg.slurmdbd_port,
+        "mariadb_port": cfg.mariadb_port,
+        "slurmd_first_port": cfg.slurmd_port(1),
+        "slurmd_last_port": cfg.slurmd_port(cfg.nodes),
+        "db_name": cfg.db_name,
+        "db_user": cfg.db_user,
+        "db_password": cfg.db_password,
+    }
+    return {k: str(v) for k, v in values.items()}
+
+
+def render(name: str, cfg: ClusterConfig, template_dir: Path = TEMPLATE_DIR) -> str:
+    """Fill ``<name>.in``; a placeholder without a value is an error, not an empty string."""
+    return Template((template_dir / f"{name}.in").read_text()).substitute(template_values(cfg))
+
+
+def write_configs(cfg: ClusterConfig) -> Path:
+    """Write slurm.conf and slurmdbd.conf (mode 600: it holds the DB password); returns the etc dir."""
+    etc = cfg.slurm_conf.parent
+    etc.mkdir(parents=True, exist_ok=True)
+    cfg.slurm_conf.write_text(render("slurm.conf", cfg))
+    dbd = etc / "slurmdbd.conf"
+    dbd.write_text(render("slurmdbd.conf", cfg))
+    dbd.chmod(0o600)
+    return etc

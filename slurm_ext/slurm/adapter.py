@@ -1,0 +1,175 @@
+"""`SlurmCluster`: the live backend of :class:`slurm_ext.backend.ClusterBackend`.
+
+Reads are one ``squeue --json`` plus one ``sinfo --json`` per snapshot (pyslurm has no release
+for Slurm 22.05 and cannot change node counts, so everything goes through the commands).
+Writes use ``sbatch``, ``salloc --no-shell``, ``scontrol update`` and ``scancel``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from slurm_ext.backend import JobRequest
+from slurm_ext.errors import InvalidRequest, JobNotFound, ResizeTimeout, SlurmError
+from slurm_ext.model import Job, Snapshot
+from slurm_ext.slurm.commands import SlurmCommands
+from slurm_ext.slurm.parse import (
+    compress_nodes,
+    parse_jobs,
+    parse_nodes,
+    parse_salloc_job_id,
+    parse_test_only,
+)
+
+# Slurm refuses priorities >= 0xFFFFFFFE ("Priority must be < 4294967294").
+TOP_PRIORITY = 4294967293
+RESIZER_PREFIX = "resizer-for-"
+
+
+def resizer_name(job_id: int) -> str:
+    return f"{RESIZER_PREFIX}{job_id}"
+
+
+class SlurmCluster:
+    """Live Slurm through its commands. Thread-safe: it holds no mutable state."""
+
+    def __init__(self, slurm_conf: Path | None = None, partition: str | None = None, timeout: float = 30.0) -> None:
+        self.cmd = SlurmCommands(slurm_conf, timeout)
+        self.partition = partition
+
+    # ----- reads -------------------------------------------------------------------------------
+    def snapshot(self) -> Snapshot:
+        jobs = json.loads(self.cmd.run(["squeue", "--json"]).stdout)
+        nodes = json.loads(self.cmd.run(["sinfo", "--json"]).stdout)
+        return Snapshot(time=time.time(), nodes=tuple(parse_nodes(nodes)), jobs=tuple(parse_jobs(jobs)))
+
+    def job(self, job_id: int, snap: Snapshot | None = None) -> Job:
+        """The pending or running job ``job_id``, or JobNotFound."""
+        if job_id < 1:
+            raise JobNotFound(f"invalid job id {job_id}")
+        job = (snap or self.snapshot()).job(job_id)
+        if job is None:
+            raise JobNotFound(f"job {job_id} is not pending or running on this cluster (unknown or finished)")
+        return job
+
+    def would_start_now(self, nodes: int, time_limit: float | None = None, slack: float = 5.0) -> bool:
+        """``sbatch --test-only``: could a job of this shape start right away?"""
+        args = ["sbatch", "--test-only", "-N", str(nodes), *self._partition_args()]
+        if time_limit is not None:
+            args += ["-t", str(max(1, math.ceil(time_limit / 60)))]
+        res = self.cmd.run([*args, "--wrap", "true"], check=False)
+        start, _ = parse_test_only(res.stderr + res.stdout)
+        return start.timestamp() <= time.time() + slack
+
+    # ----- job lifecycle -----------------------------------------------------------------------
+    def submit(self, request: JobRequest) -> int:
+        if request.nodes < 1:
+            raise InvalidRequest(f"a job needs at least 1 node, got {request.nodes}")
+        args = ["sbatch", "--parsable", "-N", str(request.nodes), "-J", request.name, *self._partition_args()]
+        if request.time_limit is not None:
+            args += ["-t", str(max(1, math.ceil(request.time_limit / 60)))]
+        if request.dependency:
+            args += [f"--dependency={request.dependency}"]
+        args += list(request.extra_args)
+        if request.script:
+            args.append(request.script)
+        else:
+            args += ["--wrap", request.command or "sleep infinity"]
+        out = self.cmd.run(args).stdout.strip()
+        return int(out.split(";")[0])
+
+    def cancel(self, job_id: int) -> None:
+        self.job(job_id)  # scancel is silent about unknown ids; we are not
+        self.cmd.run(["scancel", str(job_id)])
+
+    # ----- resizing ----------------------------------------------------------------------------
+    def shrink(self, job_id: int, new_size: int, keep: Sequence[str] | None = None) -> None:
+        """Release nodes of a running job. ``keep`` names the nodes to keep (default: Slurm's choice).
+
+        Slurm kills tasks on released nodes at once: the application must have left them.
+        """
+        job = self._running(job_id, "shrink")
+        if not 1 <= new_size < job.node_count:
+            raise InvalidRequest(f"cannot shrink job {job_id} from {job.node_count} to {new_size} nodes "
+                                 f"(must be 1..{job.node_count - 1})")
+        if keep is not None:
+            if len(keep) != new_size or not set(keep) <= set(job.nodes):
+                raise InvalidRequest(f"keep={list(keep)} must be {new_size} of the job's nodes {list(job.nodes)}")
+            self.cmd.run(["scontrol", "update", f"JobId={job_id}", f"NodeList={compress_nodes(list(keep))}"])
+        else:
+            self.cmd.run(["scontrol", "update", f"JobId={job_id}", f"NumNodes={new_size}"])
+
+    def expand(self, job_id: int, new_size: int, timeout: float = 10.0) -> None:
+        """Grow a running job with the resizer-job sequence; on any failure the resizer is cancelled.
+
+        1. ``salloc --no-shell -N k --dependency=expand:A --immediate=T`` at top priority (a resizer must
+           have no steps, hence salloc and not sbatch); ``--immediate`` is the deadline.
+        2. ``scontrol update JobId=B NumNodes=0``  (B's nodes become free-floating, held for A)
+        3. ``scancel B``;  4. ``scontrol update JobId=A NumNodes=ALL``  (A absorbs them)
+        """
+        job = self._running(job_id, "expand")
+        extra = new_size - job.node_count
+        if extra < 1:
+            raise InvalidRequest(f"cannot expand job {job_id} from {job.node_count} to {new_size} nodes")
+        deadline = max(1, math.ceil(timeout))
+        res = self.cmd.run(
+            ["salloc", "--no-shell", "-N", str(extra), f"--dependency=expand:{job_id}",
+             f"--immediate={deadline}", f"--priority={TOP_PRIORITY}", "-J", resizer_name(job_id),
+             *self._partition_args()],
+            timeout=deadline + 30,
+            check=False,
+        )
+        resizer = parse_salloc_job_id(res.stderr + res.stdout)
+        if res.returncode != 0 or resizer is None:
+            self._cancel_quietly(resizer)
+            msg = res.stderr.strip()
+            if "timed out" in msg.lower() or "unable to allocate" in msg.lower():
+                raise ResizeTimeout(f"no {extra} free node(s) for job {job_id} within {deadline} s; resizer cancelled",
+                                    stderr=msg)
+            raise SlurmError(f"resizer for job {job_id} failed: {msg}", stderr=msg)
+        try:
+            self.cmd.run(["scontrol", "update", f"JobId={resizer}", "NumNodes=0"])
+        finally:
+            self._cancel_quietly(resizer)
+        self.cmd.run(["scontrol", "update", f"JobId={job_id}", "NumNodes=ALL"])
+
+    def cancel_orphan_resizers(self, in_flight: Sequence[int] = ()) -> list[int]:
+        """Cancel resizer jobs not part of an expansion in progress; returns their ids."""
+        orphans = [j.job_id for j in self.snapshot().jobs
+                   if j.name.startswith(RESIZER_PREFIX) and j.job_id not in in_flight]
+        for job_id in orphans:
+            self._cancel_quietly(job_id)
+        return orphans
+
+    # ----- priorities and limits ---------------------------------------------------------------
+    def raise_priority(self, job_id: int) -> None:
+        job = self.job(job_id)
+        if not job.is_pending:
+            raise InvalidRequest(f"job {job_id} is {job.state}; only a pending job can be moved up the queue")
+        self.cmd.run(["scontrol", "update", f"JobId={job_id}", f"Priority={TOP_PRIORITY}"])
+
+    def set_time_limit(self, job_id: int, seconds: float) -> None:
+        """Set the job's time limit (rounded up to whole minutes, as Slurm counts them)."""
+        self.job(job_id)
+        if seconds <= 0:
+            raise InvalidRequest(f"time limit must be positive, got {seconds} s")
+        self.cmd.run(["scontrol", "update", f"JobId={job_id}", f"TimeLimit={math.ceil(seconds / 60)}"])
+
+    # ----- helpers -----------------------------------------------------------------------------
+    def _partition_args(self) -> list[str]:
+        return ["-p", self.partition] if self.partition else []
+
+    def _running(self, job_id: int, verb: str) -> Job:
+        job = self.job(job_id)
+        if not job.is_running:
+            raise InvalidRequest(f"cannot {verb} job {job_id}: it is {job.state}, not RUNNING")
+        return job
+
+    def _cancel_quietly(self, job_id: int | None) -> None:
+        if job_id is not None:
+            self.cmd.run(["scancel", str(job_id)], check=False)
+
