@@ -47,6 +47,8 @@ class ElasticJob:
     completed: float | None = None
     elastic: bool | None = None  # False if J0 started at arrival (Figure 9)
     restarts: int = 0
+    past_migrations: int = 0  # migrations of epochs discarded by a restart on J0
+    past_migration_time: float = 0.0
     version: int = 0  # bumped whenever the plan changes
     log: list[tuple[float, str]] = field(default_factory=list)
 
@@ -225,6 +227,9 @@ class EJBScheduler:
             if other is not j0:
                 actions += self._cancel(ej, other, now, "restart on J0")
         ej.restarts += 1
+        if ej.plan is not None:
+            ej.past_migrations += ej.plan.migration_count(now)
+            ej.past_migration_time += ej.plan.migration_time(now)
         ej.launch = now
         ej.epoch = [J0_KEY]
         ej.replan()
