@@ -31,5 +31,6 @@ class Backfill(Policy):
 
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
         cl = WorkCluster(snap)
+        cl.serve_evolving(list, "backfill")  # evolving asks get idle nodes, never others' nodes
         cl.backfill(self.depth, _submitted, f"backfill (depth {self.depth})")
         return cl.decisions

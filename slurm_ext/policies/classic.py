@@ -33,6 +33,10 @@ class ClassicMalleable(Policy):
 
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
         cl = WorkCluster(snap)
+        # evolving requests: idle nodes, else shrink expanded jobs in this strategy's order
+        cl.serve_evolving(
+            lambda: self.shrink_order([r for r in cl.malleable_running() if r.size > r.min]), self.name
+        )
         # priority phase: start queued jobs in order, shrinking expanded jobs when needed
         for job in list(cl.pending):
             n = min_size(job)

@@ -35,6 +35,17 @@ def max_size(job: Job) -> int:
     return job.malleable.max_nodes if job.malleable else job.node_count
 
 
+# An evolving job asking for more nodes shows ``reason="evolving:<target size>"`` (and, in the
+# simulator, a malleable spec ``[current, target]`` that only describes the ask).
+EVOLVING_PREFIX = "evolving:"
+
+
+def evolving_target(job: Job) -> int | None:
+    if job.is_running and job.reason.startswith(EVOLVING_PREFIX):
+        return int(job.reason[len(EVOLVING_PREFIX) :])
+    return None
+
+
 @dataclass(slots=True)
 class Running:
     """A running job in the working copy: current size and expected end."""
@@ -42,6 +53,7 @@ class Running:
     job: Job
     size: int
     end: float
+    ask: int | None = None  # target size of an open evolving request
 
     @property
     def job_id(self) -> int:
@@ -49,7 +61,8 @@ class Running:
 
     @property
     def malleable(self) -> bool:
-        return self.job.malleable is not None
+        # an evolving job is not malleable: the scheduler may only grant or refuse its ask
+        return self.job.malleable is not None and self.ask is None
 
     @property
     def min(self) -> int:
@@ -81,7 +94,7 @@ class WorkCluster:
         self.total = snap.total_nodes
         self.free = snap.free
         self.running: dict[int, Running] = {
-            j.job_id: Running(j, j.node_count, expected_end(j)) for j in snap.running
+            j.job_id: Running(j, j.node_count, expected_end(j), evolving_target(j)) for j in snap.running
         }
         self.pending: list[Job] = list(snap.pending)
         self.decisions: list[Decision] = []
@@ -120,6 +133,25 @@ class WorkCluster:
         cls = Expand if grow > 0 else Shrink
         self.decisions.append(cls(r.job_id, new_size, reason, for_job))
         r.size = new_size
+
+    def evolving_asks(self) -> list[Running]:
+        return [r for r in self.running.values() if r.ask is not None and r.ask > r.size]
+
+    def serve_evolving(self, donors: Callable[[], list[Running]], reason: str) -> None:
+        """Grant each open evolving ask from idle nodes, shrinking ``donors()`` (in order) if
+        idle nodes are short; refuse it (no decision) if even that is not enough."""
+        for r in self.evolving_asks():
+            assert r.ask is not None
+            need = r.ask - r.size
+            if need > self.free and not self.reclaim(
+                need, donors(), f"{reason}: shrink for evolving job {r.job_id}", r.job_id
+            ):
+                continue
+            if r.end != INF:
+                r.end = self.now + max(r.end - self.now, 0.0) * r.size / r.ask
+            self.free -= need
+            self.decisions.append(Expand(r.job_id, r.ask, f"{reason}: evolving request granted"))
+            r.size, r.ask = r.ask, None
 
     # --- shared building blocks -------------------------------------------------------------
     def reclaim(self, need: int, donors: Iterable[Running], reason: str, for_job: int | None) -> bool:
@@ -225,10 +257,12 @@ def ceil_div(a: int, b: int) -> int:
 
 
 __all__ = [
+    "EVOLVING_PREFIX",
     "INF",
     "Running",
     "WorkCluster",
     "ceil_div",
+    "evolving_target",
     "expected_end",
     "leading_starts",
     "math",

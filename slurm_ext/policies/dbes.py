@@ -1,8 +1,11 @@
 """DBES: dependency-based expand/shrink (``000_*`` §IV.C, Algorithm 2).
 
-One call of :meth:`DBES.decide` is one Maui iteration of Algorithm 2 (without the evolving
-requests of lines 9-24):
+One call of :meth:`DBES.decide` is one Maui iteration of Algorithm 2:
 
+0. lines 9-24: open evolving requests are granted from idle nodes, or by shrinking jobs
+   expanded in the second expansion step, then jobs expanded in the first step; if that
+   cannot free enough nodes the request is refused (the fairness policies of [11] are not
+   modelled: an ask that can be served is served);
 1. line 25: schedule static requests in priority order and start the StartNow jobs (the
    leading jobs that fit in the idle nodes); the next ``ReservationDepth`` jobs that cannot
    start become StartLater jobs with a reservation at their earliest start;
@@ -28,7 +31,7 @@ expanded"). The policy keeps, between calls, which StartLater job each expansion
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from slurm_ext.decisions import Decision
@@ -55,6 +58,10 @@ class DBES(Policy):
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
         cl = WorkCluster(snap)
         self._forget_gone(cl)
+        # lines 9-24: evolving requests first, from idle nodes, else by shrinking jobs
+        # expanded in the second step, then those expanded in the first step
+        cl.serve_evolving(self._evolving_donors(cl), "DBES")
+        self._forget_gone(cl)
 
         leading_starts(cl, min_size, "DBES: StartNow")
         later = self._start_later(cl)
@@ -74,6 +81,15 @@ class DBES(Policy):
             r = cl.running.get(jid)
             if r is None or r.size <= r.min:
                 del self.expanded_for[jid]
+
+    def _evolving_donors(self, cl: WorkCluster) -> Callable[[], list[Running]]:
+        def order() -> list[Running]:
+            expanded = [r for r in cl.malleable_running() if r.job_id in self.expanded_for and r.size > r.min]
+            step2 = [r for r in expanded if self.expanded_for[r.job_id] is None]
+            step1 = [r for r in expanded if self.expanded_for[r.job_id] is not None]
+            return sorted(step2, key=_by_expansion) + sorted(step1, key=_by_expansion)
+
+        return order
 
     def _start_later(self, cl: WorkCluster) -> list[tuple[Job, float]]:
         """StartLater jobs with their reservation times, without starting anything."""

@@ -17,7 +17,9 @@ class EP(ClassicMalleable):
     name: ClassVar[str] = "ep"
 
     def shrink_order(self, jobs: list[Running]) -> list[Running]:
-        return jobs  # reclaim() below picks the largest job at every step
+        # reclaim() below takes from the currently largest job at every step; this order is
+        # used where whole shrinks are made (evolving requests)
+        return sorted(jobs, key=lambda r: (-r.size, r.job_id))
 
     def reclaim(self, cl: WorkCluster, need: int, donors: list[Running], for_job: int) -> bool:
         return cl.reclaim_largest_first(need, donors, f"EP: equal shrink to start job {for_job}", for_job)

@@ -83,6 +83,7 @@ class SDPolicy(Policy):
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
         self._remember_requests(snap)
         cl = WorkCluster(snap)
+        cl.serve_evolving(list, "SD")  # no evolving jobs in 003_*: asks get idle nodes only
         self._give_back(cl)
         limit = self.current_limit(cl)
         reservations: list[tuple[float, float, int]] = []

@@ -121,3 +121,35 @@ def test_first_step_steals_from_second_step_expansions() -> None:
     assert [(x.job_id, x.new_size) for x in by_type(d, Shrink)] == [(2, 1)]
     assert [(x.job_id, x.new_size, x.for_job) for x in by_type(d, Expand)] == [(1, 4, 3)]
     assert pol.expanded_for[1] == 3
+
+
+def _evolving(jid: int, size: int, target: int, end: float):
+    from dataclasses import replace
+
+    from slurm_ext.model import MalleableSpec
+
+    job = running(jid, size, end)
+    return replace(job, reason=f"evolving:{target}", malleable=MalleableSpec(size, target))
+
+
+def test_evolving_request_shrinks_second_step_jobs_before_first_step_ones() -> None:
+    # 000_* §IV.C: "the malleable jobs expanded in the second expansion step are considered first"
+    e = _evolving(1, 4, 8, 5000.0)
+    s1 = running(2, 4, 6000.0, mall=(2, 4))  # expanded for pending job 10 (step one)
+    s2 = running(3, 4, 7000.0, mall=(2, 4))  # expanded for nobody (step two)
+    head = pending(10, 12, 100.0)
+    pol = DBES()
+    pol.expanded_for = {2: 10, 3: None}
+    d = pol.decide(snapshot(12, [e, s1, s2, head]))
+    assert d[:2] == [Shrink(3, 2, d[0].reason, for_job=1), Shrink(2, 2, d[1].reason, for_job=1)]
+    assert d[2] == Expand(1, 8, d[2].reason)
+
+
+def test_evolving_request_refused_when_nodes_cannot_be_found() -> None:
+    e = _evolving(1, 4, 8, 5000.0)
+    other = running(2, 4, 6000.0, mall=(3, 4))
+    pol = DBES()
+    pol.expanded_for = {2: None}
+    d = pol.decide(snapshot(9, [e, other]))
+    assert not any(isinstance(x, Expand) and x.job_id == 1 for x in d)
+    assert by_type(d, Shrink) == []

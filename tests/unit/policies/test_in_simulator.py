@@ -42,3 +42,15 @@ def test_malleable_policies_actually_resize() -> None:
         assert res.resizes.sum() > 0, name
     res = Simulator(wl, "none", make_policy("backfill"), strict=True).run()
     assert res.resizes.sum() == 0
+
+
+@pytest.mark.parametrize("name", ["dbes", "ep", "ldf", "minagree", "backfill"])
+def test_evolving_esp_mix_runs_strict(name: str) -> None:
+    from slurm_ext.workloads.esp import esp_workload
+
+    wl = esp_workload(0.4, 0.1)
+    res = Simulator(wl, "none", make_policy(name), strict=True).run()
+    assert (res.state == "COMPLETED").all() and res.rejected == []
+    evolving = {j.job_id for j in wl.jobs if j.evolving}
+    grown = {int(i) for i, n0, n1 in zip(res.job_id, res.size, res.final_size, strict=True) if n1 > n0}
+    assert grown & evolving, f"{name}: no evolving request was granted"
