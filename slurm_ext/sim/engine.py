@@ -175,6 +175,9 @@ class Simulator:
         self._n_trace = n
         self._stopped = False
         self._raised = 0  # RaisePriority counter
+        # Queue positions before this were examined by the last pass with the same free nodes
+        # and running set; a pass may skip them (0 after any end, resize, cancel or decision).
+        self._stable = 0
 
         # Run accounting.
         self.busy_area = 0.0  # node-seconds busy
@@ -316,7 +319,10 @@ class Simulator:
             snap = self.snapshot()
             decisions = self.policy.decide(snap, None)
             if decisions and self.apply(decisions):
+                self._stable = 0
                 self._pass(self)
+        # Until something other than an arrival happens, the jobs queued now stay unstartable.
+        self._stable = len(self.queue)
 
     def _controller_started(self) -> None:
         started, self._started_now = self._started_now, []
@@ -390,6 +396,7 @@ class Simulator:
         del ends[k]
 
     def _finish(self, i: int, state: int) -> None:
+        self._stable = 0
         self._remove_end(i)
         del self.exp_end[i]
         self.free += self.size[i]
@@ -406,6 +413,7 @@ class Simulator:
         old_ref = self.prog[i][1] if i in self.prog else now
         rate = self._rate(i, new)
         t_ref = max(now, old_ref) + self.resize_overhead
+        self._stable = 0
         self._remove_end(i)
         self.free += self.size[i] - new
         self.size[i] = new
@@ -477,6 +485,7 @@ class Simulator:
     def _apply_one(self, d: Decision) -> str | None:
         if isinstance(d, NoAction):
             return None
+        self._stable = 0
         i = self.index_of.get(d.job_id)
         if i is None:
             return "unknown job"
@@ -581,6 +590,7 @@ class Simulator:
         st = self.state[i]
         if st == PENDING:
             self.queue.remove(i)
+            self._stable = 0
         elif st == RUNNING:
             self._finish(i, CANCELLED)
             return

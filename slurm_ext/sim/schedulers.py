@@ -96,21 +96,24 @@ def easy(sim: Simulator) -> None:
     size = sim.size
     start = sim._start
     n = len(q)
-    k = 0
-    while k < n and size[q[k]] <= sim.free:
-        start(q[k])
-        k += 1
-    if k:
-        del q[:k]
-        n -= k
+    first = sim._stable  # jobs before this position were already refused in this same state
+    if first == 0:
+        k = 0
+        while k < n and size[q[k]] <= sim.free:
+            start(q[k])
+            k += 1
+        if k:
+            del q[:k]
+            n -= k
+        first = 1
     free = sim.free
-    if n <= 1 or free == 0:
+    if n <= first or free == 0:
         return
     shadow, extra = shadow_and_extra(free, size[q[0]], sim.ends, size)
     now = sim.now
     lim = sim.lim
     started = False
-    for pos in range(1, n):
+    for pos in range(first, n):
         i = q[pos]
         s = size[i]
         if s > free:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from slurm_ext.model import MalleableSpec
 
@@ -34,8 +35,9 @@ class EvolvingSpec:
             raise ValueError(f"extra_nodes must be >= 1, got {self.extra_nodes}")
 
 
-@dataclass(frozen=True, slots=True)
-class SimJob:
+class SimJob(NamedTuple):
+    """One job of a workload (a named tuple: cheap to build by the hundred thousand)."""
+
     job_id: int
     submit: float
     nodes: int
@@ -103,7 +105,7 @@ class MalleableRule:
             if chosen and j.malleable is None and j.nodes >= self.min_size:
                 low = max(1, j.nodes // self.factor**self.steps)
                 spec = MalleableSpec(low, j.nodes, self.factor)
-                j = replace(j, malleable=spec, serial_fraction=self.serial_fraction)
+                j = j._replace(malleable=spec, serial_fraction=self.serial_fraction)
             jobs.append(j)
         return Workload(jobs, workload.nodes, workload.name, list(workload.skipped), Counter(workload.notes))
 

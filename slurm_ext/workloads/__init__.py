@@ -6,10 +6,11 @@ CLI's ``--workload`` argument (a path, ``kth-small``, ``synthetic`` or ``esp``) 
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from importlib import resources
 from pathlib import Path
+
+import numpy as np
 
 from slurm_ext.sim.workload import SimJob, SkippedJob, Workload
 from slurm_ext.workloads.swf import SwfTrace, read_swf
@@ -54,38 +55,51 @@ def swf_to_workload(
         raise ValueError(f"missing_limit must be 'run_time' or 'skip', got {missing_limit!r}")
     machine = nodes or machine_nodes(trace, procs_per_node)
     notes: Counter[str] = Counter()
+    t = trace.table
+    job, submit, run, alloc, req_procs, req_time, user = (t[:, k] for k in (0, 1, 3, 4, 7, 8, 11))
+    procs = np.where(req_procs > 0, req_procs, alloc)
+    size = np.ceil(np.maximum(procs, 0) / procs_per_node)
     if machine is None:
-        sizes = [max(r.requested_procs, r.allocated_procs) for r in trace.records]
-        machine = max(1, math.ceil(max(sizes, default=1) / procs_per_node))
+        machine = max(1, int(size.max(initial=1)))
         notes["machine size from the largest job (no MaxProcs/MaxNodes header)"] += 1
-    jobs: list[SimJob] = []
-    skipped: list[SkippedJob] = []
-    for r in trace.records:
-        procs = r.requested_procs if r.requested_procs > 0 else r.allocated_procs
-        reason = None
-        if procs <= 0:
-            reason = "no size (requested and allocated processors missing or zero)"
-        elif r.submit_time < 0:
-            reason = "missing submit time"
-        elif r.run_time < 0:
-            reason = "missing run time"
-        elif r.run_time == 0:
-            reason = "zero run time"
-        if reason is None:
-            size = -(-procs // procs_per_node)
-            limit = r.requested_time
-            if size > machine:
-                reason = f"larger than the machine ({size} > {machine} nodes)"
-            elif limit <= 0:
-                if missing_limit == "skip":
-                    reason = "missing requested time"
-                else:
-                    notes["requested time missing: run time used as limit"] += 1
-                    limit = r.run_time
-        if reason is not None:
-            skipped.append(SkippedJob(r.job_number, reason))
-            continue
-        jobs.append(SimJob(r.job_number, r.submit_time, size, limit, r.run_time, user=r.user_id))
+    # One reason per job; the first that applies wins (order of REASONS).
+    missing_limit_mask = req_time <= 0
+    checks = [
+        (procs <= 0, "no size (requested and allocated processors missing or zero)"),
+        (submit < 0, "missing submit time"),
+        (run < 0, "missing run time"),
+        (run == 0, "zero run time"),
+        (size > machine, "larger than the machine"),
+    ]
+    if missing_limit == "skip":
+        checks.append((missing_limit_mask, "missing requested time"))
+    reason = np.full(len(t), -1)
+    for k in range(len(checks) - 1, -1, -1):
+        reason[checks[k][0]] = k
+    keep = reason < 0
+    skipped = [
+        SkippedJob(
+            int(j),
+            checks[r][1] + (f" ({int(sz)} > {machine} nodes)" if checks[r][1].startswith("larger") else ""),
+        )
+        for j, r, sz in zip(job[~keep].tolist(), reason[~keep].tolist(), size[~keep].tolist(), strict=True)
+    ]
+    filled = keep & missing_limit_mask
+    if filled.any():
+        notes["requested time missing: run time used as limit"] += int(filled.sum())
+    limit = np.where(missing_limit_mask, run, req_time)
+    jobs = [
+        SimJob(j, s, n, lim, r, user=u)
+        for j, s, n, lim, r, u in zip(
+            job[keep].astype(np.int64).tolist(),
+            submit[keep].tolist(),
+            size[keep].astype(np.int64).tolist(),
+            limit[keep].tolist(),
+            run[keep].tolist(),
+            user[keep].astype(np.int64).tolist(),
+            strict=True,
+        )
+    ]
     label = name or (Path(trace.path).name if trace.path else "swf")
     return Workload(jobs, machine, label, skipped, notes)
 

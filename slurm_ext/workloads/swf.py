@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import gzip
 import io
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple, TextIO
+
+import numpy as np
 
 FIELDS = (
     "job_number",
@@ -101,9 +104,26 @@ class SwfHeader:
 
 @dataclass
 class SwfTrace:
+    """Header plus the job lines as an ``(n, 18)`` float table (``-1`` = missing)."""
+
     header: SwfHeader
-    records: list[SwfRecord]
+    table: np.ndarray
     path: str = ""
+
+    @property
+    def records(self) -> list[SwfRecord]:
+        """The job lines as :class:`SwfRecord` tuples (built on demand)."""
+        return [_record(row) for row in self.table.tolist()]
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+
+def _record(v: list[float]) -> SwfRecord:
+    return SwfRecord(
+        int(v[0]), v[1], v[2], v[3], int(v[4]), v[5], v[6], int(v[7]), v[8], v[9],
+        int(v[10]), int(v[11]), int(v[12]), int(v[13]), int(v[14]), int(v[15]), int(v[16]), v[17],
+    )  # fmt: skip
 
 
 def _open_text(path: Path) -> TextIO:
@@ -128,8 +148,8 @@ def _parse_header_line(header: SwfHeader, text: str) -> None:
 def parse_swf_lines(lines: Iterable[str], source: str = "<swf>") -> SwfTrace:
     """Parse SWF text lines; ``source`` names the input in error messages."""
     header = SwfHeader()
-    records: list[SwfRecord] = []
-    append = records.append
+    rows: list[list[float]] = []
+    append = rows.append
     in_header = True
     for lineno, line in enumerate(lines, 1):
         stripped = line.strip()
@@ -149,29 +169,9 @@ def parse_swf_lines(lines: Iterable[str], source: str = "<swf>") -> SwfTrace:
         except ValueError:
             bad = next(p for p in parts if not _is_number(p))
             raise SwfError(f"{source}:{lineno}: field is not a number: {bad!r}") from None
-        append(
-            SwfRecord(
-                int(v[0]),
-                v[1],
-                v[2],
-                v[3],
-                int(v[4]),
-                v[5],
-                v[6],
-                int(v[7]),
-                v[8],
-                v[9],
-                int(v[10]),
-                int(v[11]),
-                int(v[12]),
-                int(v[13]),
-                int(v[14]),
-                int(v[15]),
-                int(v[16]),
-                v[17],
-            )
-        )
-    return SwfTrace(header, records, source)
+        append(v)
+    table = np.array(rows, dtype=float).reshape(-1, 18)
+    return SwfTrace(header, table, source)
 
 
 def _is_number(text: str) -> bool:
@@ -188,9 +188,33 @@ def read_swf(path: str | Path) -> SwfTrace:
     if not p.is_file():
         raise FileNotFoundError(f"SWF file not found: {p}")
     with _open_text(p) as f:
-        trace = parse_swf_lines(f, str(p))
+        text = f.read()
+    trace = _parse_fast(text, str(p))
     trace.path = str(p)
     return trace
+
+
+def _parse_fast(text: str, source: str) -> SwfTrace:
+    """numpy's C parser for the job lines; the line-by-line parser only to explain an error."""
+    header = SwfHeader()
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if stripped[0] != ";":
+            break
+        _parse_header_line(header, stripped)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "input contained no data" for header-only files
+            table = np.loadtxt(io.StringIO(text), comments=";", ndmin=2, dtype=float)
+    except ValueError:
+        return parse_swf_lines(text.splitlines(), source)  # raises SwfError with the line number
+    if table.size == 0:
+        table = np.empty((0, 18))
+    if table.shape[1] != 18:
+        return parse_swf_lines(text.splitlines(), source)
+    return SwfTrace(header, table, source)
 
 
 def _fmt(value: float | int) -> str:
@@ -204,10 +228,13 @@ def format_records(records: Iterable[SwfRecord]) -> Iterator[str]:
         yield " ".join(_fmt(v) for v in r)
 
 
-def write_swf(path: str | Path, records: Iterable[SwfRecord], header: SwfHeader | None = None) -> None:
+def write_swf(
+    path: str | Path, records: Iterable[SwfRecord] | np.ndarray, header: SwfHeader | None = None
+) -> None:
     """Write records (and header) as SWF; gzip if the name ends in ``.gz``."""
     p = Path(path)
-    lines = (header.lines() if header else []) + list(format_records(records))
+    rows = [_record(r) for r in records.tolist()] if isinstance(records, np.ndarray) else records
+    lines = (header.lines() if header else []) + list(format_records(rows))
     data = "\n".join(lines) + "\n"
     if p.suffix == ".gz":
         with gzip.open(p, "wt", encoding="utf-8") as f:
