@@ -38,12 +38,25 @@ class Daemon:
 
 
 def process_alive(pid: int, comm: str) -> bool:
+    """True if ``pid`` runs a program named ``comm`` (a zombie counts as dead)."""
     try:
-        actual = Path(f"/proc/{pid}/comm").read_text().strip()
+        stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
-    # /proc/PID/comm is truncated to 15 characters.
-    return actual == comm[:15]
+    # Format: "PID (comm) STATE ..."; comm is truncated to 15 characters and may hold spaces.
+    name, state = stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2]
+    if state == "Z":
+        _reap(pid)
+        return False
+    return name == comm[:15]
+
+
+def _reap(pid: int) -> None:
+    """Collect a zombie that is our own child (a daemon started in-process, e.g. by tests)."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
 
 
 class Registry:
