@@ -11,10 +11,13 @@ from slurm_ext.local.cluster import ClusterError, LocalCluster
 from slurm_ext.local.daemons import DaemonError
 from slurm_ext.local.prereqs import PrerequisiteError
 
-cluster_app = typer.Typer(help="A real multi-node Slurm cluster on this host (for tests and demos).",
-                          no_args_is_help=True)
+cluster_app = typer.Typer(
+    help="A real multi-node Slurm cluster on this host (for tests and demos).", no_args_is_help=True
+)
 
-NodesOption = Annotated[int | None, typer.Option("--nodes", "-N", help="Number of slurmd nodes [default: conf]")]
+NodesOption = Annotated[
+    int | None, typer.Option("--nodes", "-N", help="Number of slurmd nodes [default: conf]")
+]
 
 
 def _cluster() -> LocalCluster:

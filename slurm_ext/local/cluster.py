@@ -233,7 +233,9 @@ class LocalCluster:
     def _start_slurmdbd(self, started: list[Daemon], progress: Progress) -> None:
         progress("starting slurmdbd")
         daemon = Daemon("slurmdbd", self.dir / "run" / "slurmdbd.pid", "slurmdbd")
-        start_forking(daemon, [prereqs.find_program("slurmdbd") or "slurmdbd"], self.env, self._log("slurmdbd-start"))
+        start_forking(
+            daemon, [prereqs.find_program("slurmdbd") or "slurmdbd"], self.env, self._log("slurmdbd-start")
+        )
         self._register(started, daemon)
         wait_for(
             lambda: run_quiet(["sacctmgr", "-n", "list", "cluster"], env=self.env),
@@ -243,12 +245,18 @@ class LocalCluster:
         )
         res = subprocess.run(
             ["sacctmgr", "-n", "-P", "list", "cluster", "format=cluster"],
-            env=self.env, capture_output=True, text=True, check=False,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if self.cfg.name not in res.stdout.split():
             add = subprocess.run(
                 ["sacctmgr", "-i", "add", "cluster", self.cfg.name],
-                env=self.env, capture_output=True, text=True, check=False,
+                env=self.env,
+                capture_output=True,
+                text=True,
+                check=False,
             )
             if add.returncode != 0:
                 raise DaemonError(f"sacctmgr add cluster failed: {add.stderr.strip() or add.stdout.strip()}")
@@ -256,7 +264,9 @@ class LocalCluster:
     def _start_slurmctld(self, started: list[Daemon], progress: Progress) -> None:
         progress("starting slurmctld")
         daemon = Daemon("slurmctld", self.dir / "run" / "slurmctld.pid", "slurmctld")
-        start_forking(daemon, [prereqs.find_program("slurmctld") or "slurmctld"], self.env, self._log("slurmctld-start"))
+        start_forking(
+            daemon, [prereqs.find_program("slurmctld") or "slurmctld"], self.env, self._log("slurmctld-start")
+        )
         self._register(started, daemon)
         wait_for(lambda: run_quiet(["scontrol", "ping"], env=self.env), 30, "slurmctld to answer", 0.2)
 
@@ -305,8 +315,12 @@ class LocalCluster:
         _, daemons = self.registry.load()
         if not daemons:
             return "local cluster: down"
-        lines = [f"local cluster: {'up' if self.is_up() else 'PARTLY RUNNING'} (SLURM_CONF={self.cfg.slurm_conf})"]
-        lines += [f"  {d.name:<12} {'pid ' + str(d.pid()) if d.running() else 'NOT RUNNING'}" for d in daemons]
+        lines = [
+            f"local cluster: {'up' if self.is_up() else 'PARTLY RUNNING'} (SLURM_CONF={self.cfg.slurm_conf})"
+        ]
+        lines += [
+            f"  {d.name:<12} {'pid ' + str(d.pid()) if d.running() else 'NOT RUNNING'}" for d in daemons
+        ]
         for args in (["sinfo", "-N", "-o", "%N %T %c"], ["squeue", "-o", "%.8i %.10j %.8u %.9T %.5D %N %r"]):
             res = subprocess.run(args, env=self.env, capture_output=True, text=True, check=False)
             lines.append(res.stdout.rstrip() if res.returncode == 0 else f"{args[0]}: {res.stderr.strip()}")

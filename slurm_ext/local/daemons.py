@@ -6,6 +6,7 @@ stops exactly those processes (and not, say, a munged that was already running).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -53,10 +54,8 @@ def process_alive(pid: int, comm: str) -> bool:
 
 def _reap(pid: int) -> None:
     """Collect a zombie that is our own child (a daemon started in-process, e.g. by tests)."""
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
 
 
 class Registry:

@@ -37,7 +37,9 @@ def resizer_name(job_id: int) -> str:
 class SlurmCluster:
     """Live Slurm through its commands. Thread-safe: it holds no mutable state."""
 
-    def __init__(self, slurm_conf: Path | None = None, partition: str | None = None, timeout: float = 30.0) -> None:
+    def __init__(
+        self, slurm_conf: Path | None = None, partition: str | None = None, timeout: float = 30.0
+    ) -> None:
         self.cmd = SlurmCommands(slurm_conf, timeout)
         self.partition = partition
 
@@ -94,11 +96,15 @@ class SlurmCluster:
         """
         job = self._running(job_id, "shrink")
         if not 1 <= new_size < job.node_count:
-            raise InvalidRequest(f"cannot shrink job {job_id} from {job.node_count} to {new_size} nodes "
-                                 f"(must be 1..{job.node_count - 1})")
+            raise InvalidRequest(
+                f"cannot shrink job {job_id} from {job.node_count} to {new_size} nodes "
+                f"(must be 1..{job.node_count - 1})"
+            )
         if keep is not None:
             if len(keep) != new_size or not set(keep) <= set(job.nodes):
-                raise InvalidRequest(f"keep={list(keep)} must be {new_size} of the job's nodes {list(job.nodes)}")
+                raise InvalidRequest(
+                    f"keep={list(keep)} must be {new_size} of the job's nodes {list(job.nodes)}"
+                )
             self.cmd.run(["scontrol", "update", f"JobId={job_id}", f"NodeList={compress_nodes(list(keep))}"])
         else:
             self.cmd.run(["scontrol", "update", f"JobId={job_id}", f"NumNodes={new_size}"])
@@ -117,9 +123,18 @@ class SlurmCluster:
             raise InvalidRequest(f"cannot expand job {job_id} from {job.node_count} to {new_size} nodes")
         deadline = max(1, math.ceil(timeout))
         res = self.cmd.run(
-            ["salloc", "--no-shell", "-N", str(extra), f"--dependency=expand:{job_id}",
-             f"--immediate={deadline}", f"--priority={TOP_PRIORITY}", "-J", resizer_name(job_id),
-             *self._partition_args()],
+            [
+                "salloc",
+                "--no-shell",
+                "-N",
+                str(extra),
+                f"--dependency=expand:{job_id}",
+                f"--immediate={deadline}",
+                f"--priority={TOP_PRIORITY}",
+                "-J",
+                resizer_name(job_id),
+                *self._partition_args(),
+            ],
             timeout=deadline + 30,
             check=False,
         )
@@ -128,8 +143,10 @@ class SlurmCluster:
             self._cancel_quietly(resizer)
             msg = res.stderr.strip()
             if "timed out" in msg.lower() or "unable to allocate" in msg.lower():
-                raise ResizeTimeout(f"no {extra} free node(s) for job {job_id} within {deadline} s; resizer cancelled",
-                                    stderr=msg)
+                raise ResizeTimeout(
+                    f"no {extra} free node(s) for job {job_id} within {deadline} s; resizer cancelled",
+                    stderr=msg,
+                )
             raise SlurmError(f"resizer for job {job_id} failed: {msg}", stderr=msg)
         try:
             self.cmd.run(["scontrol", "update", f"JobId={resizer}", "NumNodes=0"])
@@ -139,8 +156,11 @@ class SlurmCluster:
 
     def cancel_orphan_resizers(self, in_flight: Sequence[int] = ()) -> list[int]:
         """Cancel resizer jobs not part of an expansion in progress; returns their ids."""
-        orphans = [j.job_id for j in self.snapshot().jobs
-                   if j.name.startswith(RESIZER_PREFIX) and j.job_id not in in_flight]
+        orphans = [
+            j.job_id
+            for j in self.snapshot().jobs
+            if j.name.startswith(RESIZER_PREFIX) and j.job_id not in in_flight
+        ]
         for job_id in orphans:
             self._cancel_quietly(job_id)
         return orphans
@@ -172,4 +192,3 @@ class SlurmCluster:
     def _cancel_quietly(self, job_id: int | None) -> None:
         if job_id is not None:
             self.cmd.run(["scancel", str(job_id)], check=False)
-

@@ -43,11 +43,18 @@ class SlurmCommands:
         self.env = env
         self.timeout = timeout
 
-    def run(self, args: Sequence[str], timeout: float | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, args: Sequence[str], timeout: float | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
         cmd = list(args)
         try:
             res = subprocess.run(
-                cmd, env=self.env, capture_output=True, text=True, timeout=timeout or self.timeout, check=False
+                cmd,
+                env=self.env,
+                capture_output=True,
+                text=True,
+                timeout=timeout or self.timeout,
+                check=False,
             )
         except FileNotFoundError as exc:
             raise SlurmUnavailable(f"{cmd[0]}: command not found (is slurm-client installed?)", cmd) from exc
@@ -55,5 +62,7 @@ class SlurmCommands:
             raise SlurmUnavailable(f"{' '.join(cmd)} did not answer within {exc.timeout:.0f} s", cmd) from exc
         if check and res.returncode != 0:
             msg = (res.stderr or res.stdout).strip()
-            raise classify(msg)(f"{cmd[0]}: {msg}" if msg else f"{' '.join(cmd)} exited {res.returncode}", cmd, msg)
+            raise classify(msg)(
+                f"{cmd[0]}: {msg}" if msg else f"{' '.join(cmd)} exited {res.returncode}", cmd, msg
+            )
         return res

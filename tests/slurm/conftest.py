@@ -17,9 +17,13 @@ class Jobs:
         self.slurm = slurm
         self.ids: list[int] = []
 
-    def submit(self, nodes: int, name: str = "test", time_limit: float | None = 600, command: str = "sleep 600") -> int:
+    def submit(
+        self, nodes: int, name: str = "test", time_limit: float | None = 600, command: str = "sleep 600"
+    ) -> int:
         job_id = self.slurm.submit(
-            JobRequest(nodes=nodes, name=name, time_limit=time_limit, command=command, extra_args=("-o", "/dev/null"))
+            JobRequest(
+                nodes=nodes, name=name, time_limit=time_limit, command=command, extra_args=("-o", "/dev/null")
+            )
         )
         self.ids.append(job_id)
         return job_id

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from slurm_ext.backend import JobRequest
 from slurm_ext.errors import InvalidRequest, JobNotFound, ResizeTimeout
 from slurm_ext.model import NodeState
 from slurm_ext.slurm import SlurmCluster
 from slurm_ext.slurm.adapter import RESIZER_PREFIX
-
-from slurm_ext.backend import JobRequest
 
 pytestmark = pytest.mark.slurm
 
@@ -103,8 +102,12 @@ def test_set_time_limit(slurm: SlurmCluster, jobs) -> None:
 
 
 def test_clear_errors(slurm: SlurmCluster, jobs) -> None:
-    for call in (lambda: slurm.cancel(999999), lambda: slurm.shrink(999999, 1),
-                 lambda: slurm.expand(999999, 2), lambda: slurm.job(-3)):
+    for call in (
+        lambda: slurm.cancel(999999),
+        lambda: slurm.shrink(999999, 1),
+        lambda: slurm.expand(999999, 2),
+        lambda: slurm.job(-3),
+    ):
         with pytest.raises(JobNotFound):
             call()
     running = jobs.submit(2)

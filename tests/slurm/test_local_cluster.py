@@ -23,8 +23,13 @@ pytestmark = pytest.mark.slurm
 
 def second_cluster(base: ClusterConfig, tmp: Path) -> ClusterConfig:
     return replace(
-        base, name="second", nodes=2, state_dir=tmp / "second", slurmctld_port=base.slurmctld_port + 100,
-        slurmdbd_port=base.slurmdbd_port + 100, mariadb_port=base.mariadb_port + 100,
+        base,
+        name="second",
+        nodes=2,
+        state_dir=tmp / "second",
+        slurmctld_port=base.slurmctld_port + 100,
+        slurmdbd_port=base.slurmdbd_port + 100,
+        mariadb_port=base.mariadb_port + 100,
         slurmd_base_port=base.slurmd_base_port + 100,
     )
 

@@ -76,7 +76,10 @@ def test_salloc_job_id() -> None:
 @pytest.mark.parametrize(
     ("stderr", "kind"),
     [
-        ("scontrol: error: Could not load state information for job 9: Invalid job id specified", JobNotFound),
+        (
+            "scontrol: error: Could not load state information for job 9: Invalid job id specified",
+            JobNotFound,
+        ),
         ("Node count specification invalid for job 1", InvalidRequest),
         ("sbatch: unrecognized option '--bogus'", InvalidRequest),
         ("salloc: error: Job submit/allocate failed: Job dependency problem", InvalidRequest),

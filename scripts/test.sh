@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The README's test command: install, start the local Slurm cluster (if not up), lint, run every test,
+# and stop the cluster again if this script started it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+
+bash scripts/install.sh
+started=0
+if ! $PY -m slurm_ext cluster status 2>/dev/null | grep -q "^local cluster: up"; then
+  $PY -m slurm_ext cluster up
+  started=1
+fi
+stop() { [ "$started" = 1 ] && $PY -m slurm_ext cluster down; }
+trap stop EXIT
+
+$PY -m ruff check .
+$PY -m pytest "$@"

@@ -1,0 +1,3 @@
+from slurm_ext.cli import app
+
+app()

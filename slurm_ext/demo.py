@@ -1,0 +1,55 @@
+"""`slurm-ext demo`: a running job shrunk and expanded on the live cluster, narrated step by step."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from slurm_ext.backend import JobRequest
+from slurm_ext.slurm import SlurmCluster
+
+Say = Callable[[str], None]
+
+
+def _wait_running(slurm: SlurmCluster, job_id: int, timeout: float = 30) -> None:
+    end = time.monotonic() + timeout
+    while not slurm.job(job_id).is_running:
+        if time.monotonic() > end:
+            raise TimeoutError(f"job {job_id} did not start within {timeout:.0f} s")
+        time.sleep(0.2)
+
+
+def resize_demo(slurm: SlurmCluster, say: Say, start: int = 4, sizes: tuple[int, ...] = (2, 1, 2, 4)) -> None:
+    """Submit a ``start``-node job, resize it through ``sizes`` and cancel it, printing each step."""
+    job_id = slurm.submit(
+        JobRequest(
+            nodes=start,
+            name="resize-demo",
+            time_limit=600,
+            command="sleep 600",
+            extra_args=("-o", "/dev/null"),
+        )
+    )
+    try:
+        _wait_running(slurm, job_id)
+        job = slurm.job(job_id)
+        say(f"job {job_id} running on {job.node_count} nodes: {','.join(job.nodes)}")
+        for size in sizes:
+            current = slurm.job(job_id).node_count
+            verb = "expand" if size > current else "shrink"
+            t0 = time.perf_counter()
+            if verb == "expand":
+                slurm.expand(job_id, size)
+            else:
+                slurm.shrink(job_id, size)
+            ms = (time.perf_counter() - t0) * 1000
+            snap = slurm.snapshot()
+            job = snap.job(job_id)
+            assert job is not None
+            say(
+                f"{verb:>6} {current} -> {job.node_count} nodes in {ms:5.0f} ms: "
+                f"job on {','.join(job.nodes)}; idle nodes now {len(snap.idle_nodes)}"
+            )
+    finally:
+        slurm.cancel(job_id)
+        say(f"job {job_id} cancelled")
