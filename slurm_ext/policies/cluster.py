@@ -11,7 +11,6 @@ job of remaining time ``r`` on ``n`` nodes has remaining time ``r * n / m`` on `
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -252,20 +251,14 @@ def leading_starts(cl: WorkCluster, start_size: Callable[[Job], int], reason: st
         cl.start(job, n, reason)
 
 
-def ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
-
-
 __all__ = [
     "EVOLVING_PREFIX",
     "INF",
     "Running",
     "WorkCluster",
-    "ceil_div",
     "evolving_target",
     "expected_end",
     "leading_starts",
-    "math",
     "max_size",
     "min_size",
     "scaled_duration",

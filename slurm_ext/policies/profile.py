@@ -78,9 +78,3 @@ class Profile:
         j = self._split(end) if end != INF else len(self.times)
         for k in range(i, j):
             self.free[k] -= nodes
-
-    def release(self, at: float, nodes: int) -> None:
-        """Add ``nodes`` from ``at`` on (a running job now ends earlier)."""
-        i = self._split(max(at, self.now))
-        for k in range(i, len(self.times)):
-            self.free[k] += nodes
