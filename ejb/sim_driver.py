@@ -46,10 +46,13 @@ class EJBPass:
         self.__name__ = f"{base}+ejb"
 
     def __call__(self, sim: Simulator) -> None:
-        self._base(sim)
-        ctrl = sim.controller
-        if isinstance(ctrl, EJBController):
-            ctrl.after_pass(sim)
+        # EJB may free nodes (a cancelled J0 or subjob) after the pass; pass again at once,
+        # as Slurm's scheduler would, rather than leave them idle until the next event.
+        while True:
+            self._base(sim)
+            ctrl = sim.controller
+            if not isinstance(ctrl, EJBController) or not ctrl.after_pass(sim):
+                return
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +109,7 @@ class EJBController(Controller):
         self._armed: dict[int, int] = {}  # eid -> plan version with a completion timer
         self._pending: set[int] = set()  # job ids of EJB subjobs not yet started
         self._active: dict[int, None] = {}  # eids not done, in arrival order
+        self._freed = False  # running jobs cancelled during the current pass hook
         self.migrations = 0
 
     # -- controller callbacks ---------------------------------------------------------------
@@ -155,29 +159,32 @@ class EJBController(Controller):
                 sim.cancel(sj.job_id)
 
     # -- IdleJobSlotsAvailable ------------------------------------------------------------------
-    def after_pass(self, sim: Simulator) -> None:
-        """Called after every scheduling step: sync starts, then offer the slots to elastic jobs.
+    def after_pass(self, sim: Simulator) -> bool:
+        """Called after every scheduling pass: sync starts, then offer the slots to elastic jobs.
 
         Elastic jobs are served in arrival order; after one submits subjobs the others wait for
         the next step of this instant, when the subjobs have started and the slots are fresh.
+        Returns whether running jobs were cancelled (nodes freed: the pass should run again).
         """
+        self._freed = False
         if self._pending:
             for jid in [j for j in self._pending if sim.job_state(j) == "RUNNING"]:
                 self._started(sim, jid)
-        if not self._active:
-            return
+        if self._freed or not self._active:
+            return self._freed
         v = sim.easy_view()
         slots = slots_from_view(v.now, v.free, v.shadow, v.extra, v.head is not None)
         if slots.empty:
-            return
+            return False
         for eid in list(self._active):
             if not self.ejb.wants_slots(eid):
                 continue
             actions = self.ejb.slots_available(eid, slots)
             if actions:
                 self._execute(sim, actions)
-                if any(isinstance(a, SubmitSubjob) for a in actions):
-                    return
+                if self._freed or any(isinstance(a, SubmitSubjob) for a in actions):
+                    return self._freed
+        return False
 
     # -- helpers ----------------------------------------------------------------------------------
     def true_completion(self, ej: ElasticJob) -> float:
@@ -222,6 +229,8 @@ class EJBController(Controller):
                     continue
                 if act.at <= sim.now + _EPS:
                     self._pending.discard(act.job_id)
+                    if sim.job_state(act.job_id) == "RUNNING":
+                        self._freed = True
                     sim.cancel(act.job_id)
                 else:
                     sim.set_timer(act.at, ("cancel", act.eid, act.key))

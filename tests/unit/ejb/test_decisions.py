@@ -146,11 +146,14 @@ def test_running_case_3_long_and_short_subjob(trace):
 
 def test_j0_start_cancel_j0_when_nearly_done(trace):
     # A, B end at 380: J0 fits. 21 s left at degree 4 (ends 401) vs 405.25 migrating, 480
-    # restarting -> cancel J0 and finish on J1.
-    run = trace([(1, 0, 5, 380, 380), (2, 0, 3, 380, 380), (99, 1, 8, 100, 100)], 10, {99}, migration=LAM)
+    # restarting -> cancel J0 and finish on J1. C (4 procs, queued behind J0) gets J0's
+    # processors at once, in the same instant.
+    jobs = [(1, 0, 5, 380, 380), (2, 0, 3, 380, 380), (99, 1, 8, 100, 100), (3, 2, 4, 50, 50)]
+    run = trace(jobs, 10, {99}, migration=LAM)
     assert (380.0, "j0-cancel-j0") in run.cases(99)
     assert run.record(99).completed == pytest.approx(401.0)
     assert run.times(99)[1:] == (380.0, 380.0)
+    assert run.times(3)[1] == 380.0
 
 
 def test_j0_start_restart_when_little_progress(trace):
