@@ -143,7 +143,7 @@ class LocalCluster:
 
     def _link_system_conf(self) -> None:
         link = SYSTEM_SLURM_CONF
-        if link.is_symlink() or not link.exists():
+        if not link.exists():  # free, or a dangling link left by a cluster that is gone
             link.parent.mkdir(parents=True, exist_ok=True)
             link.unlink(missing_ok=True)
             link.symlink_to(self.cfg.slurm_conf)

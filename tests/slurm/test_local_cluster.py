@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from slurm_ext.config import ClusterConfig
-from slurm_ext.local.cluster import ClusterError, LocalCluster
+from slurm_ext.local.cluster import SYSTEM_SLURM_CONF, ClusterError, LocalCluster
 from slurm_ext.local.daemons import process_alive
 from slurm_ext.local.prereqs import APT_LINE, PrerequisiteError, check_programs, check_root
 
@@ -68,6 +68,7 @@ def test_down_stops_everything_and_up_works_again(local_cluster: LocalCluster, t
     finally:
         cluster.down()
     assert local_cluster.is_up(), "the session's cluster must be untouched"
+    assert SYSTEM_SLURM_CONF.resolve() == local_cluster.cfg.slurm_conf.resolve()
 
 
 def test_port_in_use_is_reported_and_nothing_starts(local_cluster: LocalCluster, tmp_path: Path) -> None:
