@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from simworkloads import random_workload
 
 from slurm_ext.model import Job, JobState, Node, NodeState, Snapshot
 from slurm_ext.sim import Controller, Simulator, Workload, baseline_at, easy_view, rigid_job
@@ -82,8 +83,6 @@ def test_cancelled_timer_does_not_fire() -> None:
 
 
 def test_copy_at_time_t_continues_exactly_like_the_baseline() -> None:
-    from tests.unit.sim.test_schedulers import random_workload
-
     wl = random_workload(5, n=300)
     full = Simulator(wl, "easy").run()
     base = Simulator(wl, "easy")

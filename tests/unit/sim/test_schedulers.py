@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import random
-
 import pytest
+from simworkloads import random_workload
 
 from slurm_ext.sim import Workload, rigid_job, simulate
 from slurm_ext.sim.invariants import capacity_violations, head_reservation_violations
@@ -98,19 +97,6 @@ def test_depth_zero_is_greedy() -> None:
     s = starts(simulate(head_case(), "backfill:0"))
     assert s[3] == 2  # no reservation at all: the long job jumps ahead and delays the head
     assert s[2] > 100
-
-
-def random_workload(seed: int, n: int = 300, nodes: int = 32, exact: bool = False) -> Workload:
-    rng = random.Random(seed)
-    t = 0.0
-    jobs = []
-    for k in range(n):
-        t += rng.expovariate(1 / 60)
-        size = min(nodes, int(2 ** rng.uniform(0, 5.5)))
-        limit = float(rng.choice([60, 600, 1800, 3600, 7200]))
-        run = limit if exact else rng.uniform(1, limit * 1.2)
-        jobs.append(rigid_job(k + 1, round(t), size, limit, run))
-    return Workload(jobs, nodes)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
