@@ -21,3 +21,6 @@ app.command("compare")(compare_cmd)
 from slurm_ext.demo_cli import demo_cmd  # noqa: E402
 
 app.command("demo")(demo_cmd)
+from slurm_ext.service.cli import serve_cmd  # noqa: E402
+
+app.command("serve")(serve_cmd)

@@ -11,9 +11,12 @@ Requests (runtime -> service)
 ``check``         rank 0 at a reconfiguring point: ``job_id``, ``current`` (nodes), ``min``,
                   ``max``, ``factor``, ``preferred`` (nodes or null), ``floor`` (the job
                   cannot shrink below this many nodes: its launch size), ``nodes`` (the
-                  job's nodes in rank order). Answer: ``decision``.
-``commit``        rank 0 after an expansion: ``job_id``, ``token``, ``ok`` (false if the
-                  spawn failed: the service then gives the new nodes back). Answer: ``done``.
+                  job's nodes in rank order), ``levels`` (the sizes, in nodes, the job can
+                  shrink back to; empty: any). Answer: ``decision``.
+``commit``        rank 0 after an expansion: ``job_id``, ``token``, ``ok``. With ``ok`` false
+                  the resize is cancelled: after an expand (spawn failed, or an asynchronous
+                  answer nobody acted on) the service gives the new nodes back; a pending
+                  shrink is dropped. Answer: ``done``.
 ``shrink_ready``  rank 0 after data has left the released nodes: ``job_id``, ``token``,
                   ``acks`` (how many leaving ranks will ``ack``). The service waits for
                   all acks, then shrinks. Answer: ``done``.
@@ -39,7 +42,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
 VERSION = 1
-DEFAULT_PORT = 7077
+DEFAULT_PORT = 7117  # conf/elastic.yaml service.port
 MAX_LINE = 1 << 20
 
 ACTION_EXPAND = "expand"
@@ -76,6 +79,7 @@ class Check(Message):
     preferred: int | None = None
     floor: int = 1
     nodes: list[str] = field(default_factory=list)
+    levels: list[int] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -1,0 +1,326 @@
+"""Decisions and resizes: what the service does with each protocol request.
+
+- ``check``: inject the job's (min, max, factor, preferred) into the snapshot, run the
+  policy for that job, log the decision and its reason. Expand: carry it out now through
+  the backend's resizer-job sequence with a deadline (on timeout/failure: no action, no
+  resizer left behind) and answer with the nodes just added. Shrink: answer with the nodes
+  to keep; the allocation shrinks later, in ``shrink_ready``, after every leaving rank acked.
+- ``commit``: an expansion is over (ok) or undone (not ok: the new nodes are given back).
+- ``shrink_ready``: wait for all acks, boost the pending job the shrink was for, shrink
+  the allocation to the kept nodes, extend the job's time limit in proportion.
+One reconfiguration per job at a time (:mod:`.inflight`); any number of jobs concurrently.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, replace
+
+from slurm_ext import protocol as p
+from slurm_ext.backend import ClusterBackend
+from slurm_ext.decisions import Expand, RaisePriority, Shrink
+from slurm_ext.model import Job, MalleableSpec, Node, NodeState, Snapshot
+from slurm_ext.policies.base import Policy
+from slurm_ext.service.inflight import InFlight, Reconf
+from slurm_ext.service.watcher import SnapshotCache
+
+log = logging.getLogger("slurm_ext.service")
+
+
+@dataclass(frozen=True)
+class ServiceOptions:
+    expand_timeout: float = 10.0  # deadline for the resizer job to get its nodes
+    ack_timeout: float = 30.0  # how long shrink_ready waits for the leaving ranks
+    commit_timeout: float = 300.0  # an expansion nobody commits is forgotten after this
+    steps_grace: float = 3.0  # after all acks, wait this long for steps on released nodes to end
+    snapshot_interval: float = 1.0
+    extend_time_limit: bool = True  # after a shrink, stretch the time limit by old/new
+    reduce_time_limit: bool = False  # after an expand, shrink the time limit by old/new
+
+
+def _steps_on_via_squeue(backend: ClusterBackend):  # noqa: ANN202
+    """``steps_on(job, nodes)`` through the adapter's command runner: job steps touching ``nodes``."""
+    cmd = getattr(backend, "cmd", None)
+    if cmd is None:
+        return None
+    from hostlist import expand_hostlist
+
+    def steps_on(job_id: int, nodes: list[str]) -> list[str]:
+        out = cmd.run(["squeue", "-h", "-s", "-j", str(job_id), "-o", "%i %N"], check=False).stdout
+        hits = []
+        for line in out.splitlines():
+            step, _, where = line.strip().partition(" ")
+            if step.endswith((".batch", ".extern")) or not where:
+                continue
+            if set(expand_hostlist(where)) & set(nodes):
+                hits.append(step)
+        return hits
+
+    return steps_on
+
+
+def _none(reason: str) -> p.Decision:
+    return p.Decision(action=p.ACTION_NONE, reason=reason)
+
+
+class Controller:
+    def __init__(self, backend: ClusterBackend, policy: Policy, options: ServiceOptions | None = None):
+        self.backend = backend
+        self.policy = policy
+        self.options = options or ServiceOptions()
+        self.cache = SnapshotCache(backend, self.options.snapshot_interval)
+        self.inflight = InFlight()
+        self.decide_lock = threading.Lock()  # decisions see each other's reservations
+        self.expand_lock = threading.Lock()  # one resizer job on the cluster at a time
+        self.counters: dict[str, int] = {"check": 0, "expand": 0, "shrink": 0, "none": 0, "failed": 0}
+
+    # -- check -----------------------------------------------------------------------------------
+    def check(self, req: p.Check) -> p.Decision:
+        t0 = time.perf_counter()
+        self.counters["check"] += 1
+        decision = self._check(req)
+        self.counters[decision.action if decision.action in self.counters else "none"] += 1
+        log.info(
+            "job %s check cur=%s min=%s max=%s f=%s pref=%s -> %s %s (%s) [%.1f ms]",
+            req.job_id, req.current, req.min, req.max, req.factor, req.preferred, decision.action,
+            decision.new_size or "", decision.reason, (time.perf_counter() - t0) * 1e3,
+        )  # fmt: skip
+        return decision
+
+    def _check(self, req: p.Check) -> p.Decision:
+        if self.inflight.get(req.job_id) is not None:
+            return _none("a reconfiguration of this job is in flight")
+        try:
+            spec = MalleableSpec(max(1, req.min), max(1, req.max), req.factor, req.preferred)
+        except ValueError as exc:
+            return _none(f"invalid request: {exc}")
+        with self.decide_lock:
+            plan = self._decide(req, spec, self.cache.get())
+            if plan is not None and not isinstance(plan, p.Decision):
+                plan = self._decide(req, spec, self.cache.fresh())  # act only on fresh data
+            if plan is None:
+                return _none("no decision")
+            if isinstance(plan, p.Decision):
+                return plan
+            reconf = plan
+            if not self.inflight.begin(reconf):
+                return _none("a reconfiguration of this job is in flight")
+        if reconf.kind == "shrink":
+            reconf.state = "waiting-acks"
+            return p.Decision(p.ACTION_SHRINK, reconf.new_size, reconf.nodes, reconf.token, self._why(reconf))
+        return self._expand(reconf)
+
+    def _decide(self, req: p.Check, spec: MalleableSpec, snap: Snapshot) -> Reconf | p.Decision | None:
+        job = snap.job(req.job_id)
+        if job is None or not job.is_running:
+            return _none(f"job {req.job_id} is not running on the cluster")
+        if job.node_count != req.current:
+            return _none(f"job holds {job.node_count} nodes but the application runs on {req.current}")
+        view = self._view(snap, replace(job, malleable=spec))
+        decisions = self.policy.decide(view, [req.job_id])
+        mine = next(
+            (d for d in decisions if isinstance(d, (Expand, Shrink)) and d.job_id == req.job_id), None
+        )
+        if mine is None:
+            reasons = "; ".join(d.reason for d in decisions if getattr(d, "job_id", None) == req.job_id)
+            return _none(reasons or "policy: no action")
+        boosts = [d.job_id for d in decisions if isinstance(d, RaisePriority)]
+        if isinstance(mine, Expand):
+            return Reconf(
+                req.job_id, "expand", job.node_count, mine.new_size, list(job.nodes), boosts=boosts,
+                reason=mine.reason,
+            )  # fmt: skip
+        target = self._shrink_target(mine.new_size, req)
+        if target is None:
+            return _none(f"policy asked shrink to {mine.new_size}; the application cannot shrink there")
+        order = list(dict.fromkeys(req.nodes)) or list(job.nodes)
+        if set(order) != set(job.nodes):
+            return _none(f"application nodes {order} differ from the job's {list(job.nodes)}")
+        return Reconf(
+            req.job_id, "shrink", job.node_count, target, list(job.nodes), order[:target],
+            for_job=mine.for_job, boosts=boosts, reason=mine.reason,
+        )  # fmt: skip
+
+    @staticmethod
+    def _shrink_target(target: int, req: p.Check) -> int | None:
+        """The largest size the application can go back to that is <= the policy's target."""
+        allowed = [s for s in (req.levels or range(1, req.current)) if s < req.current and s >= req.floor]
+        fits = [s for s in allowed if s <= target]
+        return max(fits) if fits else None
+
+    def _view(self, snap: Snapshot, job: Job) -> Snapshot:
+        """The snapshot with the asking job's spec, and nodes promised to expansions shown busy."""
+        jobs = tuple(job if j.job_id == job.job_id else j for j in snap.jobs)
+        reserved = self.inflight.reserved_nodes()
+        nodes: list[Node] = []
+        for node in snap.nodes:
+            if reserved and node.state is NodeState.IDLE:
+                node, reserved = replace(node, state=NodeState.ALLOCATED), reserved - 1
+            nodes.append(node)
+        return Snapshot(time=snap.time, nodes=tuple(nodes), jobs=jobs)
+
+    @staticmethod
+    def _why(reconf: Reconf) -> str:
+        return reconf.reason or f"{reconf.kind} {reconf.old_size}->{reconf.new_size}"
+
+    # -- expand ----------------------------------------------------------------------------------
+    def _expand(self, r: Reconf) -> p.Decision:
+        reason = self._why(r)
+        r.state = "expanding"
+        t0 = time.perf_counter()
+        try:
+            with self.expand_lock:
+                self.backend.expand(r.job_id, r.new_size, timeout=self.options.expand_timeout)
+            snap = self.cache.fresh()
+        except Exception as exc:
+            self.inflight.end(r.job_id, r.token)
+            self.counters["failed"] += 1
+            self._sweep_resizers()
+            return _none(f"expand {r.old_size}->{r.new_size} failed: {exc}")
+        job = snap.job(r.job_id)
+        added = [n for n in (job.nodes if job else ()) if n not in r.old_nodes]
+        r.nodes, r.state = added, "waiting-commit"
+        log.info("job %s expanded %s->%s, added %s [%.0f ms]", r.job_id, r.old_size, r.new_size, added,
+                 (time.perf_counter() - t0) * 1e3)  # fmt: skip
+        if self.options.reduce_time_limit and job is not None:
+            self._scale_time_limit(job, r.old_size, r.new_size)
+        return p.Decision(p.ACTION_EXPAND, r.new_size, added, r.token, reason)
+
+    def commit(self, req: p.Commit) -> p.Done:
+        r = self.inflight.get(req.job_id, req.token)
+        if r is None:
+            return p.Done(ok=False, reason="no such reconfiguration in flight")
+        if req.ok or r.kind == "shrink":
+            self.inflight.end(r.job_id, r.token)
+            verb = "committed" if req.ok else "cancelled"
+            log.info("job %s %s %s %s->%s", r.job_id, verb, r.kind, r.old_size, r.new_size)
+            return p.Done(
+                ok=True, reason=verb, nodes=r.old_nodes + r.nodes if r.kind == "expand" else r.old_nodes
+            )
+        try:  # the application could not use the new nodes: give them back
+            self.backend.shrink(r.job_id, r.old_size, keep=r.old_nodes)  # type: ignore[call-arg]
+            reason = f"expansion undone, back to {r.old_nodes}"
+        except Exception as exc:
+            reason = f"giving the nodes back failed: {exc}"
+        self.inflight.end(r.job_id, r.token)
+        self.cache.fresh()
+        log.info("job %s: %s", r.job_id, reason)
+        return p.Done(ok=True, reason=reason, nodes=r.old_nodes)
+
+    # -- shrink ----------------------------------------------------------------------------------
+    def ack(self, req: p.Ack) -> p.Done:
+        ok = self.inflight.ack(req.job_id, req.token, req.rank)
+        return p.Done(ok=ok, reason="" if ok else "no shrink of this job in flight")
+
+    def shrink_ready(self, req: p.ShrinkReady) -> p.Done:
+        r = self.inflight.get(req.job_id, req.token)
+        if r is None or r.kind != "shrink":
+            return p.Done(ok=False, reason="no shrink of this job in flight")
+        t0 = time.perf_counter()
+        got = self.inflight.wait_acks(r.job_id, r.token, req.acks, self.options.ack_timeout)
+        if got < req.acks:
+            self.inflight.end(r.job_id, r.token)
+            log.warning(
+                "job %s: %d of %d acks; NOT shrinking (tasks would be killed)", r.job_id, got, req.acks
+            )
+            return p.Done(ok=False, reason=f"only {got} of {req.acks} acks in {self.options.ack_timeout} s")
+        released = [n for n in r.old_nodes if n not in r.nodes]
+        self._wait_steps_gone(r.job_id, released)
+        for job_id in r.boosts:
+            try:
+                self.backend.raise_priority(job_id)
+                log.info("job %s: top priority (takes the nodes job %s frees)", job_id, r.job_id)
+            except Exception as exc:
+                log.warning("raising priority of job %s failed: %s", job_id, exc)
+        try:
+            self.backend.shrink(r.job_id, r.new_size, keep=r.nodes)  # type: ignore[call-arg]
+        except Exception as exc:
+            self.inflight.end(r.job_id, r.token)
+            self.counters["failed"] += 1
+            log.warning("job %s: shrink failed: %s", r.job_id, exc)
+            return p.Done(ok=False, reason=f"shrink failed: {exc}")
+        snap = self.cache.fresh()
+        job = snap.job(r.job_id)
+        if job is not None and self.options.extend_time_limit:
+            self._scale_time_limit(job, r.old_size, r.new_size)
+        self.inflight.end(r.job_id, r.token)
+        log.info("job %s shrunk %s->%s, released %s [%.0f ms after shrink_ready]", r.job_id, r.old_size,
+                 r.new_size, released, (time.perf_counter() - t0) * 1e3)  # fmt: skip
+        return p.Done(ok=True, reason="shrunk", nodes=list(r.nodes))
+
+    def _wait_steps_gone(self, job_id: int, released: list[str]) -> None:
+        """Give the leaving ranks' job steps a moment to end before Slurm kills what is left."""
+        steps = getattr(self.backend, "steps_on", None) or _steps_on_via_squeue(self.backend)
+        if steps is None:
+            return
+        deadline = time.monotonic() + self.options.steps_grace
+        while time.monotonic() < deadline:
+            try:
+                if not steps(job_id, released):
+                    return
+            except Exception:
+                return
+            time.sleep(0.02)
+        log.warning("job %s: steps still on %s after %.1f s; shrinking anyway", job_id, released,
+                    self.options.steps_grace)  # fmt: skip
+
+    # -- time limits -----------------------------------------------------------------------------
+    def _scale_time_limit(self, job: Job, old: int, new: int) -> None:
+        """Stretch (shrink) or compress (expand) the remaining time by old/new nodes."""
+        setter = getattr(self.backend, "set_time_limit", None)
+        if setter is None or job.time_limit is None or job.start_time is None:
+            return
+        elapsed = max(0.0, time.time() - job.start_time)
+        remaining = max(0.0, job.time_limit - elapsed)
+        limit = elapsed + remaining * old / new
+        try:
+            setter(job.job_id, limit)
+            log.info(
+                "job %s time limit %.0f s -> %.0f s (%s->%s nodes)",
+                job.job_id,
+                job.time_limit,
+                limit,
+                old,
+                new,
+            )
+        except Exception as exc:
+            log.warning("job %s: setting the time limit failed: %s", job.job_id, exc)
+
+    # -- housekeeping ----------------------------------------------------------------------------
+    def _sweep_resizers(self) -> None:
+        sweep = getattr(self.backend, "cancel_orphan_resizers", None)
+        if sweep is None or not self.expand_lock.acquire(blocking=False):
+            return
+        try:
+            for job_id in sweep():
+                log.warning("cancelled orphan resizer job %s", job_id)
+        except Exception as exc:
+            log.warning("resizer sweep failed: %s", exc)
+        finally:
+            self.expand_lock.release()
+
+    def housekeeping(self) -> None:
+        """Forget reconfigurations of finished jobs or never committed; cancel orphan resizers."""
+        try:
+            snap = self.cache.get()
+        except Exception:
+            return
+        now = time.monotonic()
+        for job_id, r in self.inflight.snapshot().items():
+            job = snap.job(job_id)
+            stale = r.state == "waiting-commit" and now - r.started > self.options.commit_timeout
+            if job is None or not job.is_running or stale:
+                self.inflight.end(job_id, r.token)
+                log.warning(
+                    "job %s: dropped %s in flight (%s)", job_id, r.kind, "stale" if stale else "job gone"
+                )
+        self._sweep_resizers()
+
+    def status(self) -> p.Status:
+        flights = {
+            str(j): f"{r.kind} {r.old_size}->{r.new_size} {r.state}"
+            for j, r in self.inflight.snapshot().items()
+        }
+        return p.Status(in_flight=flights, counters=dict(self.counters))

@@ -1,0 +1,62 @@
+"""One snapshot of the cluster shared by every request, refreshed in the background.
+
+A "no action" answer comes from the cached snapshot (sub-millisecond); before acting,
+the controller asks for a fresh one (:meth:`SnapshotCache.fresh`), so actions never
+rest on stale data. One reader at a time: concurrent callers share the same refresh.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from slurm_ext.backend import ClusterBackend
+from slurm_ext.model import Snapshot
+
+log = logging.getLogger("slurm_ext.service")
+
+
+class SnapshotCache:
+    def __init__(self, backend: ClusterBackend, interval: float = 1.0) -> None:
+        self.backend = backend
+        self.interval = interval
+        self._lock = threading.Lock()
+        self._snap: Snapshot | None = None
+        self._taken = 0.0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def get(self, max_age: float | None = None) -> Snapshot:
+        """The cached snapshot, refreshed first if older than ``max_age`` (default: the interval x 2)."""
+        limit = self.interval * 2 if max_age is None else max_age
+        snap = self._snap
+        if snap is not None and time.monotonic() - self._taken <= limit:
+            return snap
+        return self.fresh()
+
+    def fresh(self) -> Snapshot:
+        """A snapshot taken now (callers arriving during a refresh get that one)."""
+        asked = time.monotonic()
+        with self._lock:
+            if self._snap is not None and self._taken >= asked:
+                return self._snap
+            snap = self.backend.snapshot()
+            self._snap, self._taken = snap, time.monotonic()
+            return snap
+
+    def start(self) -> None:
+        def loop() -> None:
+            while not self._stop.wait(self.interval):
+                try:
+                    self.fresh()
+                except Exception as exc:  # keep serving from the last snapshot
+                    log.warning("snapshot refresh failed: %s", exc)
+
+        self._thread = threading.Thread(target=loop, name="snapshot-watcher", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
