@@ -34,6 +34,7 @@ class RunSummary:
     p90_bounded_slowdown: float
     max_wait: float
     resizes: int
+    evolving_granted: int
     rejected_decisions: int
     wall_time: float
 
@@ -82,6 +83,7 @@ def summarize(
         p90_bounded_slowdown=_stat(s.bounded_slowdown, "pct", 90),
         max_wait=_stat(s.wait, "max"),
         resizes=int(jm.resizes.sum()),
+        evolving_granted=result.evolving_asks_granted,
         rejected_decisions=len(result.rejected),
         wall_time=result.wall_time,
     )

@@ -29,6 +29,20 @@ from slurm_ext.workloads.swf import SwfError
 
 WORKLOAD_HELP = "SWF file (plain or .gz), 'kth-small' (bundled 500-job trace), 'synthetic' or 'esp'."
 
+# Options shared by both commands.
+WorkloadOpt = Annotated[str, typer.Option("--workload", "-w", help=WORKLOAD_HELP)]
+BaseOpt = Annotated[
+    str, typer.Option(help="Base scheduler under a resizing policy (fcfs, easy, backfill[:D]).")
+]
+MalleableOpt = Annotated[float, typer.Option(help="Fraction of jobs made malleable (0-1).")]
+EvolvingOpt = Annotated[float, typer.Option(help="ESP only: fraction of evolving jobs (0-1).")]
+SeedOpt = Annotated[int, typer.Option(help="Seed for synthetic workloads and the malleable choice.")]
+JobsOpt = Annotated[int | None, typer.Option(help="Use only the first N jobs (synthetic: generate N).")]
+NodesOpt = Annotated[int | None, typer.Option(help="Override the machine size in nodes.")]
+OverheadOpt = Annotated[float, typer.Option(help="Seconds a resize pauses the job.")]
+CheckOpt = Annotated[float | None, typer.Option(help="Malleable jobs ask the policy every N s.")]
+OutOpt = Annotated[Path | None, typer.Option(help="Write per-job CSV, summary JSON and plots here.")]
+
 
 @dataclass
 class RunOptions:
@@ -38,13 +52,21 @@ class RunOptions:
 
 
 def prepare_workload(
-    spec: str, *, seed: int, malleable_fraction: float, jobs: int | None, nodes: int | None
+    spec: str,
+    *,
+    seed: int,
+    malleable_fraction: float,
+    jobs: int | None,
+    nodes: int | None,
+    evolving_fraction: float = 0.0,
 ) -> Workload:
     """Load ``spec`` and make ``malleable_fraction`` of its jobs malleable (factor 2, at max)."""
     if spec.strip().lower() == "esp":
         from slurm_ext.workloads import load_esp
 
-        return load_esp(seed=seed, malleable_fraction=malleable_fraction)
+        return load_esp(seed=seed, malleable_fraction=malleable_fraction, evolving_fraction=evolving_fraction)
+    if evolving_fraction:
+        raise ValueError("--evolving-fraction applies to the esp workload only")
     wl = load_workload(spec, seed=seed, jobs=jobs, nodes=nodes)
     if malleable_fraction > 0:
         wl = MalleableRule(fraction=malleable_fraction, seed=seed).apply(wl)
@@ -99,25 +121,31 @@ USER_ERRORS = (ValueError, FileNotFoundError, SwfError, KeyError)
 
 
 def simulate_cmd(
-    workload: str = typer.Option("kth-small", "--workload", "-w", help=WORKLOAD_HELP),
-    policy: str = typer.Option("easy", "--policy", "-p", help="fcfs, easy, backfill[:D], or a policy name."),
-    base: str = typer.Option(
-        "easy", help="Base scheduler under a resizing policy (fcfs, easy, backfill[:D])."
-    ),
-    malleable_fraction: float = typer.Option(0.0, help="Fraction of jobs made malleable (0-1)."),
-    seed: int = typer.Option(0, help="Seed for synthetic workloads and the malleable choice."),
-    jobs: int | None = typer.Option(None, help="Use only the first N jobs (synthetic: generate N)."),
-    nodes: int | None = typer.Option(None, help="Override the machine size in nodes."),
-    resize_overhead: float = typer.Option(0.0, help="Seconds a resize pauses the job."),
-    check_period: float | None = typer.Option(None, help="Malleable jobs ask the policy every N s."),
-    out: Annotated[Path | None, typer.Option(help="Write per-job CSV, summary JSON and plots here.")] = None,
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
+    workload: WorkloadOpt = "kth-small",
+    policy: Annotated[
+        str, typer.Option("--policy", "-p", help="fcfs, easy, backfill[:D], or a policy name.")
+    ] = "easy",
+    base: BaseOpt = "easy",
+    malleable_fraction: MalleableOpt = 0.0,
+    evolving_fraction: EvolvingOpt = 0.0,
+    seed: SeedOpt = 0,
+    jobs: JobsOpt = None,
+    nodes: NodesOpt = None,
+    resize_overhead: OverheadOpt = 0.0,
+    check_period: CheckOpt = None,
+    out: OutOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
 ) -> None:
     """Simulate one workload under one policy and print its metrics."""
     t0 = time.perf_counter()
     try:
         wl = prepare_workload(
-            workload, seed=seed, malleable_fraction=malleable_fraction, jobs=jobs, nodes=nodes
+            workload,
+            seed=seed,
+            malleable_fraction=malleable_fraction,
+            jobs=jobs,
+            nodes=nodes,
+            evolving_fraction=evolving_fraction,
         )
         opts = RunOptions(base, resize_overhead, check_period)
         result, summary = run_one(wl, policy, opts, progress=sys.stderr.isatty())
@@ -143,22 +171,20 @@ def simulate_cmd(
 
 
 def compare_cmd(
-    policies: str = typer.Option(
-        "fcfs,easy,backfill",
-        "--policies",
-        "-p",
-        help="Comma-separated policy names; the first is the baseline.",
-    ),
-    workload: str = typer.Option("kth-small", "--workload", "-w", help=WORKLOAD_HELP),
-    base: str = typer.Option("easy", help="Base scheduler under resizing policies."),
-    malleable_fraction: float = typer.Option(0.0, help="Fraction of jobs made malleable (0-1)."),
-    seed: int = typer.Option(0, help="Seed for synthetic workloads and the malleable choice."),
-    jobs: int | None = typer.Option(None, help="Use only the first N jobs (synthetic: generate N)."),
-    nodes: int | None = typer.Option(None, help="Override the machine size in nodes."),
-    resize_overhead: float = typer.Option(0.0, help="Seconds a resize pauses the job."),
-    check_period: float | None = typer.Option(None, help="Malleable jobs ask the policy every N s."),
-    out: Annotated[Path | None, typer.Option(help="Write per-job CSV, summaries and plots here.")] = None,
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON list of summaries."),
+    policies: Annotated[
+        str, typer.Option("--policies", "-p", help="Comma-separated policy names; the first is the baseline.")
+    ] = "fcfs,easy,backfill",
+    workload: WorkloadOpt = "kth-small",
+    base: BaseOpt = "easy",
+    malleable_fraction: MalleableOpt = 0.0,
+    evolving_fraction: EvolvingOpt = 0.0,
+    seed: SeedOpt = 0,
+    jobs: JobsOpt = None,
+    nodes: NodesOpt = None,
+    resize_overhead: OverheadOpt = 0.0,
+    check_period: CheckOpt = None,
+    out: OutOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of summaries.")] = False,
 ) -> None:
     """Run several policies on the same workload; one table, plus paired changes vs the first."""
     names = [p.strip() for p in policies.split(",") if p.strip()]
@@ -168,7 +194,12 @@ def compare_cmd(
         for name in names:
             resolve(name, base)  # fail on a bad name before any long run
         wl = prepare_workload(
-            workload, seed=seed, malleable_fraction=malleable_fraction, jobs=jobs, nodes=nodes
+            workload,
+            seed=seed,
+            malleable_fraction=malleable_fraction,
+            jobs=jobs,
+            nodes=nodes,
+            evolving_fraction=evolving_fraction,
         )
         opts = RunOptions(base, resize_overhead, check_period)
         runs = [run_one(wl, name, opts, progress=sys.stderr.isatty()) for name in names]

@@ -41,6 +41,7 @@ class SimResult:
     skipped: list[SkippedJob] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
     decisions: int = 0
+    evolving_asks_granted: int = 0
     wall_time: float = 0.0
 
     @classmethod
@@ -83,6 +84,7 @@ class SimResult:
             skipped=list(sim.skipped),
             rejected=list(sim.rejected),
             decisions=sim.decisions,
+            evolving_asks_granted=len(sim.evolve_granted),
             wall_time=sim.wall_time,
         )
 

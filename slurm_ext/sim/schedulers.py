@@ -76,7 +76,8 @@ def shadow_and_extra(
     return INF, 0  # the head can never start: larger than the machine
 
 
-def fcfs(sim: Simulator) -> None:
+def start_in_order(sim: Simulator) -> int:
+    """Start queued jobs in order until one does not fit; returns how many are still queued."""
     q = sim.queue
     size = sim.size
     start = sim._start
@@ -87,25 +88,24 @@ def fcfs(sim: Simulator) -> None:
         k += 1
     if k:
         del q[:k]
+    return n - k
+
+
+def fcfs(sim: Simulator) -> None:
+    start_in_order(sim)
 
 
 def easy(sim: Simulator) -> None:
-    q = sim.queue
-    if not q:
+    if not sim.queue:
         return
-    size = sim.size
-    start = sim._start
-    n = len(q)
     first = sim._stable  # jobs before this position were already refused in this same state
     if first == 0:
-        k = 0
-        while k < n and size[q[k]] <= sim.free:
-            start(q[k])
-            k += 1
-        if k:
-            del q[:k]
-            n -= k
+        start_in_order(sim)
         first = 1
+    q = sim.queue
+    n = len(q)
+    size = sim.size
+    start = sim._start
     free = sim.free
     if n <= first or free == 0:
         return
@@ -195,22 +195,13 @@ def make_backfill(depth: int) -> SchedulerPass:
         raise ValueError(f"reservation depth must be >= 0, got {depth}")
 
     def backfill(sim: Simulator) -> None:
-        q = sim.queue
-        if not q:
-            return
-        size = sim.size
-        start = sim._start
         # The in-order prefix that fits starts as under FCFS; no profile is needed for it.
-        k = 0
-        n = len(q)
-        while k < n and size[q[k]] <= sim.free:
-            start(q[k])
-            k += 1
-        if k:
-            del q[:k]
-            n -= k
+        n = start_in_order(sim)
         if n == 0:
             return
+        q = sim.queue
+        size = sim.size
+        start = sim._start
         now = sim.now
         lim = sim.lim
         prof = Profile(now, sim.free, sim.ends, size)

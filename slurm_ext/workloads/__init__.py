@@ -128,7 +128,7 @@ def load_workload(spec: str, *, seed: int = 0, jobs: int | None = None, nodes: i
     return wl.head(jobs) if jobs else wl
 
 
-def load_esp(*, seed: int = 0, malleable_fraction: float = 0.0) -> Workload:
+def load_esp(*, seed: int = 0, malleable_fraction: float = 0.0, evolving_fraction: float = 0.0) -> Workload:
     """The modified ESP workload of ``000_*`` (built by :mod:`slurm_ext.workloads.esp`)."""
     import inspect
 
@@ -154,4 +154,8 @@ def load_esp(*, seed: int = 0, malleable_fraction: float = 0.0) -> Workload:
         if name in params:
             kwargs[name] = malleable_fraction
             break
+    if evolving_fraction:
+        if "evolving_fraction" not in params:
+            raise ValueError("this ESP builder has no evolving jobs")
+        kwargs["evolving_fraction"] = evolving_fraction
     return builder(**kwargs)
