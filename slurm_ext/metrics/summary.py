@@ -19,6 +19,7 @@ class RunSummary:
     nodes: int
     jobs_simulated: int
     jobs_skipped: int
+    jobs_unfinished: int  # never started or never ended (a policy that starts nothing, a stopped run)
     jobs_in_stats: int  # after the warm-up/cool-down exclusion
     jobs_killed: int
     makespan: float  # last end - first submit
@@ -68,6 +69,9 @@ def summarize(
         nodes=result.nodes,
         jobs_simulated=len(jm),
         jobs_skipped=len(result.skipped),
+        jobs_unfinished=int(
+            (~result.finished & (result.state != "CLAIMED") & (result.state != "CANCELLED")).sum()
+        ),
         jobs_in_stats=len(s),
         jobs_killed=int((jm.state == "TIMEOUT").sum()),
         makespan=makespan,

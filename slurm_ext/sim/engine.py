@@ -164,6 +164,12 @@ class Simulator:
         self.index_of: dict[int, int] = {jid: i for i, jid in enumerate(self.jid)}
         if len(self.index_of) != n:
             raise ValueError("workload job ids are not unique")
+        if n and not (min(self.size0) >= 1 and max(self.size0) <= self.total_nodes):
+            bad = next(j for j in jobs if not 1 <= j.nodes <= self.total_nodes)
+            raise ValueError(f"job {bad.job_id} needs {bad.nodes} nodes; the machine has {self.total_nodes}")
+        if n and min(self.lim) <= 0:
+            bad = next(j for j in jobs if j.time_limit <= 0)
+            raise ValueError(f"job {bad.job_id} has time limit {bad.time_limit}; it must be > 0")
         self._next_id = max(self.jid, default=0) + 1
 
         self.now = 0.0 if n == 0 else min(0.0, self.sub[0])
@@ -174,7 +180,6 @@ class Simulator:
         self._arr = 0  # next workload arrival (index into the columns)
         self._n_trace = n
         self._stopped = False
-        self._raised = 0  # RaisePriority counter
         # Queue positions before this were examined by the last pass with the same free nodes
         # and running set; a pass may skip them (0 after any end, resize, cancel or decision).
         self._stable = 0
@@ -184,7 +189,6 @@ class Simulator:
         self.frag_area = 0.0  # idle node-seconds while the queue is non-empty
         self.queue_time = 0.0  # seconds with a non-empty queue
         self.last_t = self.now
-        self.first_t: float | None = None
         self.t_times = array("d")
         self.t_busy = array("l")
         self.t_running = array("l")
@@ -508,7 +512,6 @@ class Simulator:
                 return f"job is {STATE_NAMES[st]}, not PENDING"
             self.queue.remove(i)
             self.queue.insert(0, i)
-            self._raised += 1
             return None
         if isinstance(d, Expand | Shrink):
             if st != RUNNING:
@@ -648,7 +651,7 @@ class Simulator:
         Lists are copied by slicing (cost linear in the number of jobs, about a millisecond
         for a 28K-job trace); the policy is deep-copied because policies may keep state.
         """
-        new = object.__new__(Simulator)
+        new = object.__new__(type(self))
         d = new.__dict__
         for key, value in self.__dict__.items():
             if isinstance(value, list | dict | set | array):

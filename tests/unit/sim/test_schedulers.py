@@ -124,3 +124,10 @@ def test_the_reservation_check_catches_schedulers_without_the_guarantee(schedule
     # Greedy backfill delays heads; FCFS never backfills, so it keeps the promise trivially.
     _, late = head_reservation_violations(random_workload(11, n=400), scheduler)
     assert bool(late) == (scheduler == "backfill:0")
+
+
+def test_jobs_the_machine_cannot_run_are_refused_up_front() -> None:
+    with pytest.raises(ValueError, match="job 2 needs 8 nodes; the machine has 4"):
+        simulate(Workload([rigid_job(1, 0, 4, 10), rigid_job(2, 0, 8, 10)], nodes=4))
+    with pytest.raises(ValueError, match="time limit"):
+        simulate(Workload([rigid_job(1, 0, 4, 0)], nodes=4))
