@@ -183,6 +183,12 @@ class Simulator:
         # Queue positions before this were examined by the last pass with the same free nodes
         # and running set; a pass may skip them (0 after any end, resize, cancel or decision).
         self._stable = 0
+        # Queue order as a per-job key (arrival counter; negative after RaisePriority, most recent
+        # first): snapshots encode it as Job.priority, so a pending Job object stays valid.
+        self.qkey: dict[int, int] = {}
+        self._qcount = 0
+        self._raised = 0
+        self._job_cache: dict[int, tuple[tuple[object, ...], object]] = {}  # see snapshot.py
 
         # Run accounting.
         self.busy_area = 0.0  # node-seconds busy
@@ -297,7 +303,7 @@ class Simulator:
         elif kind == ARRIVE:
             if self.state[i] == FUTURE:
                 self.state[i] = PENDING
-                self.queue.append(i)
+                self._enqueue(i)
         elif kind == TIMER:
             if seq not in self._cancelled_timers and self.controller is not None:
                 self.controller.on_timer(self, i)
@@ -315,6 +321,11 @@ class Simulator:
         if ctrl is not None and ctrl.on_submit(self, self.jid[i]):
             self.state[i] = CLAIMED
             return
+        self._enqueue(i)
+
+    def _enqueue(self, i: int) -> None:
+        self._qcount += 1
+        self.qkey[i] = self._qcount
         self.queue.append(i)
 
     def _schedule(self) -> None:
@@ -401,6 +412,7 @@ class Simulator:
 
     def _finish(self, i: int, state: int) -> None:
         self._stable = 0
+        self._job_cache.pop(i, None)
         self._remove_end(i)
         del self.exp_end[i]
         self.free += self.size[i]
@@ -512,6 +524,8 @@ class Simulator:
                 return f"job is {STATE_NAMES[st]}, not PENDING"
             self.queue.remove(i)
             self.queue.insert(0, i)
+            self._raised += 1
+            self.qkey[i] = -self._raised
             return None
         if isinstance(d, Expand | Shrink):
             if st != RUNNING:

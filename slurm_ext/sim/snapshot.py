@@ -36,53 +36,66 @@ def evolving_target(job: Job) -> int | None:
 
 
 def build_snapshot(sim: Simulator) -> Snapshot:
-    from slurm_ext.sim.engine import RUNNING
-
+    """The snapshot now. Job objects are cached per job and rebuilt only when the job changed
+    (started, resized, asked to evolve, raised), so a snapshot costs little more than a list."""
     idle, busy = _node_objects(sim.total_nodes)
     free = sim.free
     nodes = idle[:free] + busy[free:]
-    jid, sub, size, start_t, spec = sim.jid, sim.sub, sim.size, sim.start_t, sim.spec
+    cache = sim._job_cache
     jobs: list[Job] = []
+    append = jobs.append
+    asking = sim.evolve_asking
     for exp, i in sim.ends:
-        target = sim.evolve_asking.get(i)
-        m = spec.get(i)
-        reason = ""
-        if target is not None:
-            m = MalleableSpec(size[i], target, preferred=target)
-            reason = f"{EVOLVING_PREFIX}{target}"
-        st = start_t[i]
-        jobs.append(
-            Job(
-                jid[i],
-                JobState.RUNNING,
-                size[i],
-                submit_time=sub[i],
-                start_time=st,
-                end_time=exp,
-                time_limit=None if math.isinf(exp) else exp - st,
-                malleable=m,
-                reason=reason,
-            )
-        )
-    q = sim.queue
-    n = len(q)
-    lim = sim.lim
-    for pos, i in enumerate(q):
-        if sim.state[i] == RUNNING:
-            continue
-        limit = lim[i]
-        jobs.append(
-            Job(
-                jid[i],
-                JobState.PENDING,
-                size[i],
-                submit_time=sub[i],
-                time_limit=None if math.isinf(limit) else limit,
-                priority=n - pos,  # encodes the queue order; Snapshot.pending sorts by it
-                malleable=spec.get(i),
-            )
-        )
+        key = (sim.ver[i], exp, asking.get(i))
+        hit = cache.get(i)
+        if hit is None or hit[0] != key:
+            hit = (key, _running_job(sim, i, exp))
+            cache[i] = hit
+        append(hit[1])  # type: ignore[arg-type]
+    qkey = sim.qkey
+    for i in sim.queue:
+        key = (-1, qkey[i], None)
+        hit = cache.get(i)
+        if hit is None or hit[0] != key:
+            hit = (key, _pending_job(sim, i))
+            cache[i] = hit
+        append(hit[1])  # type: ignore[arg-type]
     return Snapshot(sim.now, nodes, tuple(jobs))
+
+
+def _running_job(sim: Simulator, i: int, exp: float) -> Job:
+    size = sim.size[i]
+    target = sim.evolve_asking.get(i)
+    spec = sim.spec.get(i)
+    reason = ""
+    if target is not None:
+        spec = MalleableSpec(size, target, preferred=target)
+        reason = f"{EVOLVING_PREFIX}{target}"
+    st = sim.start_t[i]
+    return Job(
+        sim.jid[i],
+        JobState.RUNNING,
+        size,
+        submit_time=sim.sub[i],
+        start_time=st,
+        end_time=exp,
+        time_limit=None if math.isinf(exp) else exp - st,
+        malleable=spec,
+        reason=reason,
+    )
+
+
+def _pending_job(sim: Simulator, i: int) -> Job:
+    limit = sim.lim[i]
+    return Job(
+        sim.jid[i],
+        JobState.PENDING,
+        sim.size[i],
+        submit_time=sim.sub[i],
+        time_limit=None if math.isinf(limit) else limit,
+        priority=-sim.qkey[i],  # encodes the queue order; Snapshot.pending sorts by it
+        malleable=sim.spec.get(i),
+    )
 
 
 def easy_view(snap: Snapshot) -> EasyView:
