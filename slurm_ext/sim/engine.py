@@ -55,6 +55,13 @@ See :mod:`slurm_ext.sim.controller`: a controller gets ``on_submit``/``on_start`
 :meth:`Simulator.set_timer`, :meth:`Simulator.easy_view` during a run. :meth:`Simulator.run`
 with ``until`` stops before a given time and :meth:`Simulator.copy` clones the whole state
 cheaply, for "start a run from the baseline state at time t".
+
+State layout (stable names; controllers may read them, only the simulator writes them): per-job
+columns indexed by an internal index ``i`` (arrival order, controller submissions appended):
+``jid``, ``sub``, ``size0`` (submitted nodes), ``size`` (current), ``lim`` and ``work`` (requested
+and actual time at ``size0``), ``start_t``, ``end_t`` (-1 until known), ``state`` (see
+``STATE_NAMES``); ``index_of[job_id] -> i``; ``queue`` (indices in order), ``ends`` (sorted
+``(expected_end, i)`` of running jobs), ``free``, ``now``.
 """
 
 from __future__ import annotations
