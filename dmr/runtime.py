@@ -151,7 +151,7 @@ class Runtime:
             return Action.NONE, self.size, None
         procs = int(msg["new_size"]) * self.ppn
         if msg["action"] == Action.EXPAND:
-            return self._expand(procs, list(msg["nodes"]), msg["token"], factor)
+            return self._expand(procs, list(msg["nodes"]), msg["token"])
         handle = Reconfiguration(Action.SHRINK, self.size, procs, self, msg["token"])
         return Action.SHRINK, procs, handle
 
@@ -196,27 +196,25 @@ class Runtime:
         )
 
     # -- expand -------------------------------------------------------------------------------
-    def _plan(self, target: int, hosts: list[str], factor: int) -> _Plan:
-        sizes, n = [], self.size
-        while n * factor <= target:
-            n *= factor
-            sizes.append(n)
-        if not sizes or sizes[-1] != target:
-            sizes.append(target)
-        plan, prev, used = _Plan(), self.size, 0
-        for s in sizes:
-            count = s - prev
-            nodes = hosts[used : used + count // self.ppn] if hosts else []
-            plan.steps.append((count, nodes))
-            used += count // self.ppn
-            prev = s
+    def _plan(self, target: int, hosts: list[str]) -> _Plan:
+        """One spawn per new node (``ppn`` ranks each).
+
+        Slurm's pmi2 runs a spawn as ``srun --ntasks=k --nodelist=<host>`` with the
+        environment of the job's first ``srun`` (``SLURM_NNODES`` of the launch), so a
+        spawn spanning several nodes is refused; one node per spawn always fits. Every
+        intermediate size also becomes a level, so any later shrink lands on one.
+        """
+        plan = _Plan()
+        count = (target - self.size) // self.ppn
+        for i in range(count):
+            plan.steps.append((self.ppn, hosts[i : i + 1] if i < len(hosts) else []))
         return plan
 
     def _expand(
-        self, target: int, hosts: list[str], token: str, factor: int
+        self, target: int, hosts: list[str], token: str
     ) -> tuple[Action, int, Reconfiguration | None]:
         old = self.size
-        plan = self._plan(target, hosts if self.settings.spawn_host else [], factor)
+        plan = self._plan(target, hosts if self.settings.spawn_host else [])
         handover = {"plan": plan.steps, "old": old, "token": token, **self._handover_base()}
         ok = True
         try:
@@ -262,11 +260,14 @@ class Runtime:
         rank = self.rank
         stays = self.world.shrink_to(handle.new_size)
         if not stays:
+            if exit:  # done with MPI: finalize first, so that the ack means "nothing left to kill"
+                sys.stdout.flush()
+                sys.stderr.flush()
+                MPI.Finalize()
             if self.job_id is not None:
                 send_ack(self.settings.service, self.job_id, handle.token, rank)
             if exit:
-                sys.stdout.flush()
-                sys.exit(0)
+                os._exit(0)
             return False
         self.rank_nodes = self.rank_nodes[: handle.new_size]
         if self.rank == 0 and self.client is not None and self.job_id is not None:

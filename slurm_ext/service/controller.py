@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from slurm_ext import protocol as p
@@ -75,6 +76,7 @@ class Controller:
         self.decide_lock = threading.Lock()  # decisions see each other's reservations
         self.expand_lock = threading.Lock()  # one resizer job on the cluster at a time
         self.counters: dict[str, int] = {"check": 0, "expand": 0, "shrink": 0, "none": 0, "failed": 0}
+        self.background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="dmr-bg")
 
     # -- check -----------------------------------------------------------------------------------
     def check(self, req: p.Check) -> p.Decision:
@@ -109,6 +111,8 @@ class Controller:
                 return _none("a reconfiguration of this job is in flight")
         if reconf.kind == "shrink":
             reconf.state = "waiting-acks"
+            if reconf.boosts:  # the boosted job cannot start before the shrink: boost it now
+                self.background.submit(self._boost, reconf)
             return p.Decision(p.ACTION_SHRINK, reconf.new_size, reconf.nodes, reconf.token, self._why(reconf))
         return self._expand(reconf)
 
@@ -228,12 +232,6 @@ class Controller:
             return p.Done(ok=False, reason=f"only {got} of {req.acks} acks in {self.options.ack_timeout} s")
         released = [n for n in r.old_nodes if n not in r.nodes]
         self._wait_steps_gone(r.job_id, released)
-        for job_id in r.boosts:
-            try:
-                self.backend.raise_priority(job_id)
-                log.info("job %s: top priority (takes the nodes job %s frees)", job_id, r.job_id)
-            except Exception as exc:
-                log.warning("raising priority of job %s failed: %s", job_id, exc)
         try:
             self.backend.shrink(r.job_id, r.new_size, keep=r.nodes)  # type: ignore[call-arg]
         except Exception as exc:
@@ -241,14 +239,28 @@ class Controller:
             self.counters["failed"] += 1
             log.warning("job %s: shrink failed: %s", r.job_id, exc)
             return p.Done(ok=False, reason=f"shrink failed: {exc}")
-        snap = self.cache.fresh()
-        job = snap.job(r.job_id)
-        if job is not None and self.options.extend_time_limit:
-            self._scale_time_limit(job, r.old_size, r.new_size)
         self.inflight.end(r.job_id, r.token)
+        self.background.submit(self._after_shrink, r)
         log.info("job %s shrunk %s->%s, released %s [%.0f ms after shrink_ready]", r.job_id, r.old_size,
                  r.new_size, released, (time.perf_counter() - t0) * 1e3)  # fmt: skip
         return p.Done(ok=True, reason="shrunk", nodes=list(r.nodes))
+
+    def _boost(self, r: Reconf) -> None:
+        for job_id in r.boosts:
+            try:
+                self.backend.raise_priority(job_id)
+                log.info("job %s: top priority (takes the nodes job %s frees)", job_id, r.job_id)
+            except Exception as exc:
+                log.warning("raising priority of job %s failed: %s", job_id, exc)
+
+    def _after_shrink(self, r: Reconf) -> None:
+        try:
+            job = self.cache.fresh().job(r.job_id)
+        except Exception as exc:
+            log.warning("snapshot after shrink failed: %s", exc)
+            return
+        if job is not None and self.options.extend_time_limit:
+            self._scale_time_limit(job, r.old_size, r.new_size)
 
     def _wait_steps_gone(self, job_id: int, released: list[str]) -> None:
         """Give the leaving ranks' job steps a moment to end before Slurm kills what is left."""
