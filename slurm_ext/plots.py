@@ -62,28 +62,46 @@ def _pack(starts: np.ndarray, ends: np.ndarray, sizes: np.ndarray, nodes: int) -
     return first
 
 
+def _segments(result: SimResult, fin: np.ndarray) -> list[list[tuple[float, float, int]]]:
+    """Per finished job, its (from, to, nodes) pieces: one per size it ran at."""
+    ids = result.job_id[fin].tolist()
+    pos = {j: k for k, j in enumerate(ids)}
+    starts, ends, sizes = result.start[fin], result.end[fin], result.size[fin]
+    segs = [[(float(starts[k]), float(ends[k]), int(sizes[k]))] for k in range(len(ids))]
+    for t, job, _old, new in result.resize_log:
+        k = pos.get(job)
+        if k is None:
+            continue
+        t0, t1, n = segs[k][-1]
+        segs[k][-1] = (t0, t, n)
+        segs[k].append((t, t1, new))
+    return segs
+
+
 def plot_gantt(result: SimResult, path: str | Path, max_jobs: int = GANTT_MAX_JOBS) -> Path:
-    """Jobs as bars (time x nodes), coloured by malleability; at most ``max_jobs`` jobs."""
+    """Jobs as bars (time x nodes), blue rigid, orange malleable; a resized job is drawn as one
+    piece per size on a row wide enough for its largest size. At most ``max_jobs`` jobs."""
     fin = result.finished
     if fin.sum() > max_jobs:
         raise ValueError(f"Gantt chart is for small workloads: {int(fin.sum())} jobs > {max_jobs}")
+    segs = _segments(result, fin)
     s, e = result.start[fin], result.end[fin]
-    sizes = np.maximum(result.size[fin], result.final_size[fin])
+    widest = np.array([max(n for _, _, n in sg) for sg in segs], dtype=int)
     t0 = s.min() if len(s) else 0.0
-    base = _pack(s, e, np.minimum(sizes, result.nodes), result.nodes)
+    base = _pack(s, e, np.minimum(widest, result.nodes), result.nodes)
     fig, ax = plt.subplots(figsize=(10, 5))
     colors = np.where(result.malleable[fin], "tab:orange", "tab:blue")
-    for k in range(len(s)):
-        ax.add_patch(
-            plt.Rectangle(
-                ((s[k] - t0) / 3600.0, base[k]),
-                (e[k] - s[k]) / 3600.0,
-                sizes[k],
+    for k, pieces in enumerate(segs):
+        for a, b, n in pieces:
+            rect = plt.Rectangle(
+                ((a - t0) / 3600.0, base[k]),
+                (b - a) / 3600.0,
+                n,
                 facecolor=colors[k],
                 edgecolor="black",
                 lw=0.3,
             )
-        )
+            ax.add_patch(rect)
     ax.set_xlim(0, max(1e-9, (e.max() - t0) / 3600.0) if len(e) else 1)
     ax.set_ylim(0, result.nodes)
     ax.set_xlabel("hours since first start")

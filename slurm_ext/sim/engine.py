@@ -207,6 +207,7 @@ class Simulator:
         self.t_running = array("l")
         self.t_queued = array("l")
         self.rejected: list[Rejected] = []
+        self.resize_log: list[tuple[float, int, int, int]] = []  # (time, job id, old, new)
         self.decisions = 0
         self.wall_time = 0.0
         self._steps = 0
@@ -259,7 +260,17 @@ class Simulator:
         schedule = self._schedule
         account = self._account
         ctrl_cb = self._controller_started
+        ver, state, cancelled = self.ver, self.state, self._cancelled_timers
         while not self._stopped:
+            # Drop events a resize, end or cancel made stale, so that no instant exists for them.
+            while heap:
+                _, kind, seq, i, version = heap[0]
+                if kind <= CHECK:
+                    if ver[i] == version and state[i] == RUNNING:
+                        break
+                elif kind != TIMER or seq not in cancelled:
+                    break
+                heappop(heap)
             a = self._arr
             t_arr = sub[a] if a < self._n_trace else INF
             t_ev = heap[0][0] if heap else INF
@@ -437,6 +448,7 @@ class Simulator:
         rate = self._rate(i, new)
         t_ref = max(now, old_ref) + self.resize_overhead
         self._stable = 0
+        self.resize_log.append((now, self.jid[i], self.size[i], new))
         self._remove_end(i)
         self.free += self.size[i] - new
         self.size[i] = new

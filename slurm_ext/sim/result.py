@@ -40,6 +40,7 @@ class SimResult:
     timeline: dict[str, np.ndarray] = field(default_factory=dict)
     skipped: list[SkippedJob] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
+    resize_log: list[tuple[float, int, int, int]] = field(default_factory=list)  # (t, job, old, new)
     decisions: int = 0
     evolving_asks_granted: int = 0
     wall_time: float = 0.0
@@ -83,6 +84,7 @@ class SimResult:
             },
             skipped=list(sim.skipped),
             rejected=list(sim.rejected),
+            resize_log=list(sim.resize_log),
             decisions=sim.decisions,
             evolving_asks_granted=len(sim.evolve_granted),
             wall_time=sim.wall_time,

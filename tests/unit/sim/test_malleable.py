@@ -129,3 +129,11 @@ def test_check_period_calls_the_policy_with_asking() -> None:
     pol = Scripted({})
     Simulator(Workload(jobs, 8), "easy", pol, check_period=30).run()
     assert [(t, a) for t, a in pol.seen if a] == [(30.0, [1]), (60.0, [1]), (90.0, [1])]
+
+
+def test_stale_events_leave_no_instant_behind_and_resizes_are_logged() -> None:
+    jobs = [mjob(1, 0, 4, 100, 100, 2, 8), rigid_job(2, 50, 2, 10)]
+    sim, r = run(jobs, 8, {50.0: [Expand(1, 6)]})
+    assert r.t_last == pytest.approx(50 + 50 * 4 / 6)  # the old end at t=100 was dropped
+    assert r.timeline["time"].max() == pytest.approx(r.t_last)
+    assert r.resize_log == [(50.0, 1, 4, 6)]
