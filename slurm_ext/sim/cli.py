@@ -35,6 +35,7 @@ BaseOpt = Annotated[
     str, typer.Option(help="Base scheduler under a resizing policy (fcfs, easy, backfill[:D]).")
 ]
 MalleableOpt = Annotated[float, typer.Option(help="Fraction of jobs made malleable (0-1).")]
+SerialOpt = Annotated[float, typer.Option(help="Amdahl serial fraction of malleable jobs (0 = linear).")]
 EvolvingOpt = Annotated[float, typer.Option(help="ESP only: fraction of evolving jobs (0-1).")]
 SeedOpt = Annotated[int, typer.Option(help="Seed for synthetic workloads and the malleable choice.")]
 JobsOpt = Annotated[int | None, typer.Option(help="Use only the first N jobs (synthetic: generate N).")]
@@ -59,17 +60,21 @@ def prepare_workload(
     jobs: int | None,
     nodes: int | None,
     evolving_fraction: float = 0.0,
+    serial_fraction: float = 0.0,
 ) -> Workload:
     """Load ``spec`` and make ``malleable_fraction`` of its jobs malleable (factor 2, at max)."""
     if spec.strip().lower() == "esp":
         from slurm_ext.workloads import load_esp
 
-        return load_esp(seed=seed, malleable_fraction=malleable_fraction, evolving_fraction=evolving_fraction)
+        wl = load_esp(seed=seed, malleable_fraction=malleable_fraction, evolving_fraction=evolving_fraction)
+        if serial_fraction:
+            wl.jobs = [j._replace(serial_fraction=serial_fraction) if j.malleable else j for j in wl.jobs]
+        return wl
     if evolving_fraction:
         raise ValueError("--evolving-fraction applies to the esp workload only")
     wl = load_workload(spec, seed=seed, jobs=jobs, nodes=nodes)
     if malleable_fraction > 0:
-        wl = MalleableRule(fraction=malleable_fraction, seed=seed).apply(wl)
+        wl = MalleableRule(fraction=malleable_fraction, serial_fraction=serial_fraction, seed=seed).apply(wl)
     return wl
 
 
@@ -127,6 +132,7 @@ def simulate_cmd(
     ] = "easy",
     base: BaseOpt = "easy",
     malleable_fraction: MalleableOpt = 0.0,
+    serial_fraction: SerialOpt = 0.0,
     evolving_fraction: EvolvingOpt = 0.0,
     seed: SeedOpt = 0,
     jobs: JobsOpt = None,
@@ -146,6 +152,7 @@ def simulate_cmd(
             jobs=jobs,
             nodes=nodes,
             evolving_fraction=evolving_fraction,
+            serial_fraction=serial_fraction,
         )
         opts = RunOptions(base, resize_overhead, check_period)
         result, summary = run_one(wl, policy, opts, progress=sys.stderr.isatty())
@@ -177,6 +184,7 @@ def compare_cmd(
     workload: WorkloadOpt = "kth-small",
     base: BaseOpt = "easy",
     malleable_fraction: MalleableOpt = 0.0,
+    serial_fraction: SerialOpt = 0.0,
     evolving_fraction: EvolvingOpt = 0.0,
     seed: SeedOpt = 0,
     jobs: JobsOpt = None,
@@ -200,6 +208,7 @@ def compare_cmd(
             jobs=jobs,
             nodes=nodes,
             evolving_fraction=evolving_fraction,
+            serial_fraction=serial_fraction,
         )
         opts = RunOptions(base, resize_overhead, check_period)
         runs = [run_one(wl, name, opts, progress=sys.stderr.isatty()) for name in names]
