@@ -1,0 +1,82 @@
+"""A tiny in-memory ClusterBackend for the service's own logic (locking, acks, protocol).
+
+Slurm's behaviour itself is tested on the real local cluster (tests/e2e); this only
+stands in for it where the service's bookkeeping is the subject.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from slurm_ext.errors import ResizeTimeout
+from slurm_ext.model import Job, JobState, Node, NodeState, Snapshot
+
+
+class MemoryBackend:
+    def __init__(self, nodes: int) -> None:
+        self.names = [f"n{i + 1}" for i in range(nodes)]
+        self.jobs: dict[int, Job] = {}
+        self.lock = threading.Lock()
+        self.calls: list[tuple] = []
+        self.expand_delay = 0.0
+
+    def add(self, job_id: int, count: int, pending: bool = False, limit: float = 3600.0) -> Job:
+        with self.lock:
+            nodes = () if pending else tuple(self._idle()[:count])
+            assert pending or len(nodes) == count, "not enough idle nodes"
+            state = JobState.PENDING if pending else JobState.RUNNING
+            job = Job(job_id, state, count, nodes=nodes, start_time=time.time(), time_limit=limit,
+                      submit_time=float(job_id), reason="Resources" if pending else "")  # fmt: skip
+            self.jobs[job_id] = job
+            return job
+
+    def _idle(self) -> list[str]:
+        used = {n for j in self.jobs.values() for n in j.nodes}
+        return [n for n in self.names if n not in used]
+
+    def snapshot(self) -> Snapshot:
+        with self.lock:
+            idle = set(self._idle())
+            nodes = tuple(Node(n, NodeState.IDLE if n in idle else NodeState.ALLOCATED) for n in self.names)
+            return Snapshot(time=time.time(), nodes=nodes, jobs=tuple(self.jobs.values()))
+
+    def expand(self, job_id: int, new_size: int, timeout: float = 10.0) -> None:
+        self.calls.append(("expand", job_id, new_size))
+        time.sleep(self.expand_delay)
+        with self.lock:
+            job = self.jobs[job_id]
+            idle = self._idle()
+            extra = new_size - job.node_count
+            if extra > len(idle):
+                raise ResizeTimeout(f"no {extra} free node(s) for job {job_id}; resizer cancelled")
+            self.jobs[job_id] = _with(job, job.nodes + tuple(idle[:extra]))
+
+    def shrink(self, job_id: int, new_size: int, keep: list[str] | None = None) -> None:
+        self.calls.append(("shrink", job_id, new_size, tuple(keep or ())))
+        with self.lock:
+            job = self.jobs[job_id]
+            self.jobs[job_id] = _with(job, tuple(keep) if keep else job.nodes[:new_size])
+
+    def raise_priority(self, job_id: int) -> None:
+        self.calls.append(("raise_priority", job_id))
+
+    def set_time_limit(self, job_id: int, seconds: float) -> None:
+        self.calls.append(("set_time_limit", job_id, round(seconds)))
+
+    def cancel_orphan_resizers(self) -> list[int]:
+        self.calls.append(("sweep",))
+        return []
+
+    def submit(self, request):  # noqa: ANN001, ANN201
+        raise NotImplementedError
+
+    def cancel(self, job_id: int) -> None:
+        with self.lock:
+            self.jobs.pop(job_id, None)
+
+
+def _with(job: Job, nodes: tuple[str, ...]) -> Job:
+    from dataclasses import replace
+
+    return replace(job, nodes=nodes, node_count=len(nodes))
