@@ -33,6 +33,13 @@ MinProcs = Annotated[int, typer.Option(help="Eligible target jobs request at lea
 OMax = Annotated[int, typer.Option("--o-max", help="Maximum degree of over-subscription O_max.")]
 Migration = Annotated[float, typer.Option("--migration", help="Bulk migration time λ in seconds.")]
 Delta = Annotated[float, typer.Option("--delta", help="Over-subscription penalty factor Δ of eq. (2).")]
+DropJ0 = Annotated[
+    bool,
+    typer.Option(
+        "--drop-dominated-j0",
+        help="Extension (not in the paper): withdraw J0 once its start can no longer help.",
+    ),
+]
 Out = Annotated[Path, typer.Option("--out", "-o", help="Directory for the CSV files and figures.")]
 Json = Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object instead of tables.")]
 NoPlots = Annotated[bool, typer.Option("--no-plots", help="Do not draw figures.")]
@@ -44,9 +51,9 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(1)
 
 
-def _params(min_procs: int, o_max: int, migration: float, delta: float) -> EJBParams:
+def _params(min_procs: int, o_max: int, migration: float, delta: float, drop: bool = False) -> EJBParams:
     try:
-        return EJBParams(min_procs=min_procs, o_max=o_max, migration=migration, delta=delta)
+        return EJBParams(min_procs, o_max, migration, delta, drop_dominated_j0=drop)
     except ValueError as e:
         raise _fail(str(e)) from None
 
@@ -95,6 +102,7 @@ def one_elastic_cmd(
     o_max: OMax = PAPER_O_MAX,
     migration: Migration = PAPER_MIGRATION,
     delta: Delta = PAPER_DELTA,
+    drop_dominated_j0: DropJ0 = False,
     method: Annotated[
         str, typer.Option(help="fast: start from the baseline state at each submit time; naive: whole trace.")
     ] = "fast",
@@ -114,7 +122,7 @@ def one_elastic_cmd(
 
     if method not in METHODS:
         raise _fail(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
-    params = _params(min_procs, o_max, migration, delta)
+    params = _params(min_procs, o_max, migration, delta, drop_dominated_j0)
     wl = _load(workload)
     res = one_elastic(wl, params, method=method, sample=sample, progress=_progress(quiet, "target jobs"))
     d = _outdir(out)
@@ -141,6 +149,7 @@ def all_elastic_cmd(
     o_max: OMax = PAPER_O_MAX,
     migration: Migration = PAPER_MIGRATION,
     delta: Delta = PAPER_DELTA,
+    drop_dominated_j0: DropJ0 = False,
     out: Out = Path("ejb-results"),
     as_json: Json = False,
     no_plots: NoPlots = False,
@@ -154,7 +163,7 @@ def all_elastic_cmd(
     from ejb.experiments import report
     from ejb.experiments.all_elastic import all_elastic
 
-    params = _params(min_procs, o_max, migration, delta)
+    params = _params(min_procs, o_max, migration, delta, drop_dominated_j0)
     wl = _load(workload)
     res = all_elastic(wl, params, progress=_progress(quiet, "jobs arrived"))
     d = _outdir(out)
@@ -191,6 +200,7 @@ def sensitivity_cmd(
     o_max: OMax = PAPER_O_MAX,
     migration: Migration = PAPER_MIGRATION,
     delta: Delta = PAPER_DELTA,
+    drop_dominated_j0: DropJ0 = False,
     o_max_values: Annotated[str, typer.Option(help="O_max values to try.")] = "2,4,8,16,32,64",
     migration_minutes: Annotated[str, typer.Option(help="λ values to try, in minutes.")] = "1,2,4,6,8,10",
     delta_values: Annotated[str, typer.Option(help="Δ values to try.")] = "0.8,1.0,1.2,1.4,1.6,1.8,2.0",
@@ -207,7 +217,7 @@ def sensitivity_cmd(
     from ejb.experiments import report
     from ejb.experiments.sensitivity import sensitivity, sweep_values
 
-    params = _params(min_procs, o_max, migration, delta)
+    params = _params(min_procs, o_max, migration, delta, drop_dominated_j0)
     points = sweep_values(
         [int(v) for v in _floats(o_max_values, "o-max-values")],
         _floats(migration_minutes, "migration-minutes"),

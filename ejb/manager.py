@@ -141,6 +141,7 @@ class EJBScheduler:
         for sj in list(ej.alive_subjobs()):  # a subjob that did not start at once lost its slot
             if sj.pending and not sj.placeholder:
                 actions += self._cancel(ej, sj, now, "subjob did not start immediately")
+        actions += self._drop_j0_if_dominated(ej, now)
         if ej.state is ElasticState.DONE or slots.empty:
             return actions
         choice: Choice | None
@@ -185,7 +186,8 @@ class EJBScheduler:
         ej.epoch.append(sj.key)
         ej.replan()
         ej.log.append((now, "migrate-in"))
-        return [Migrate(ej.eid, now, now + self.params.migration, (sj.key,), "expand onto new subjob")]
+        actions: list[Action] = [Migrate(ej.eid, now, now + self.params.migration, (sj.key,), "expand")]
+        return actions + self._drop_j0_if_dominated(ej, now)
 
     def _launch(self, ej: ElasticJob, sj: Subjob, now: float) -> list[Action]:
         ej.state = ElasticState.RUNNING
@@ -248,6 +250,30 @@ class EJBScheduler:
         if ej.state is ElasticState.RUNNING and sj.key in ej.epoch and abs(planned - now) > _EPS:
             ej.replan()
         return []
+
+    def j0_dominated(self, ej: ElasticJob, now: float) -> bool:
+        """Whether a queued ``J_0`` can no longer give an earlier completion (extension).
+
+        If ``J_0`` started at ``t >= now``, migrating everything to it would complete at
+        ``t + λ + (1 - f(t))·R_t`` and restarting at ``t + R_t``. While over-subscribed the
+        application progresses no faster than on ``P_t`` processors (``2Δ >= 1``), so both
+        only grow with ``t``; if both are already ``>= T_c`` now, ``J_0`` is dead weight that
+        only holds a reservation in EASY's queue.
+        """
+        if ej.state is not ElasticState.RUNNING or ej.plan is None or not ej.j0.pending:
+            return False
+        if 2 * self.params.delta < 1:
+            return False
+        t_c = ej.plan.completion
+        f = ej.plan.progress_at(now)
+        migrate_all = now + self.params.migration + (1.0 - f) * ej.target.limit
+        return migrate_all >= t_c - _EPS and now + ej.target.limit >= t_c - _EPS
+
+    def _drop_j0_if_dominated(self, ej: ElasticJob, now: float) -> list[Action]:
+        if not self.params.drop_dominated_j0 or not self.j0_dominated(ej, now):
+            return []
+        ej.log.append((now, "drop-j0"))
+        return self._cancel(ej, ej.j0, now, "J0 can no longer complete the application earlier")
 
     # -- §3.4 TargetAppCompleteEvent -------------------------------------------------------------
     def completed(self, eid: int, now: float) -> list[Action]:

@@ -5,7 +5,10 @@
 * ``o_max`` -- upper bound on the degree of over-subscription, so a target job of
   ``P_t`` processes runs on at least ``ceil(P_t / o_max)`` processors (paper: 8, §2.2);
 * ``migration`` -- length λ of one bulk MIGRATE interval in seconds (paper: 120 s, §2.2);
-* ``delta`` -- over-subscription penalty factor Δ of equation (2) (paper: 1).
+* ``delta`` -- over-subscription penalty factor Δ of equation (2) (paper: 1);
+* ``drop_dominated_j0`` -- an extension, off by default (the paper keeps ``J_0`` queued
+  until the application completes): withdraw ``J_0`` as soon as its start could no longer
+  win the comparison of section 3.3 (see :meth:`ejb.manager.EJBScheduler.j0_dominated`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ class EJBParams:
     o_max: int = PAPER_O_MAX
     migration: float = PAPER_MIGRATION
     delta: float = PAPER_DELTA
+    drop_dominated_j0: bool = False
 
     def __post_init__(self) -> None:
         if self.min_procs < 2:

@@ -195,3 +195,24 @@ def test_o_max_bound_blocks_too_small_slots(trace):
     assert names(run)[1] == "wait-1"
     assert run.elastic(99).subjobs[1].procs == 7
     assert not math.isinf(run.record(99).completed)
+
+
+def test_dominated_j0_is_withdrawn_only_with_the_extension(trace):
+    # 10 procs: A=2 until 1000, B=6 until 100, C=9 queued from 0.5 (the head). T=(8,100) at 1:
+    # case 2 gives J1=(2, 400). At 100 B ends: C still cannot start (shadow 1000, extra 1),
+    # a type-II slot (6, 900) lets J_e grow to 8 = P_t (T_c = 100 + 20 + 75.25 = 195.25).
+    # At full parallelism J0 can never complete the application earlier: the extension
+    # withdraws it at once; the paper's EJB keeps it queued until the application completes.
+    jobs = [(1, 0, 2, 1000, 1000), (2, 0, 6, 100, 100), (3, 0.5, 9, 1000, 1000), (99, 1, 8, 100, 100)]
+    paper = trace(jobs, 10, {99}, migration=LAM)
+    ext = trace(jobs, 10, {99}, migration=LAM, drop_dominated_j0=True)
+    assert names(paper) == ["submit-j0", "wait-2", "launch", "run-1", "migrate-in", "complete"]
+    assert names(ext) == ["submit-j0", "wait-2", "launch", "run-1", "migrate-in", "drop-j0", "complete"]
+    assert paper.record(99).completed == ext.record(99).completed == pytest.approx(195.25)
+    assert ext.times(99)[2] == 100.0 and paper.times(99)[2] == pytest.approx(195.25)
+
+
+def test_j0_is_kept_while_it_could_still_help(trace):
+    # Running case 1 trace: J_e reaches 4 of 8 procs; J0 starting would still give degree 1.
+    jobs = [(1, 0, 5, 1000, 1000), (2, 0, 3, 100, 100), (99, 1, 8, 100, 100)]
+    assert "drop-j0" not in names(trace(jobs, 10, {99}, migration=LAM, drop_dominated_j0=True))
