@@ -26,7 +26,8 @@ During a callback the controller may call, on the :class:`~slurm_ext.sim.engine.
 - ``sim.submit(nodes, time_limit, run_time=inf, at=None, malleable=None) -> job_id``: the job
   queues behind the current queue and is considered by a scheduling step at the same instant;
   ``run_time=inf`` makes a job that runs until cancelled or killed at its limit;
-- ``sim.cancel(job_id)`` (pending or running; a running job frees its nodes at once);
+- ``sim.cancel(job_id)`` (pending or running; a running job frees its nodes at once and
+  ``on_end`` is called for it before ``cancel`` returns);
 - ``sim.set_timer(when, key) -> handle`` / ``sim.cancel_timer(handle)``;
 - ``sim.easy_view() -> EasyView(now, free, shadow, extra, head, head_nodes)``, EASY's view of the
   queue head (``slurm_ext.sim.snapshot.easy_view(snapshot)`` gives the same from any Snapshot);

@@ -137,3 +137,14 @@ def test_stale_events_leave_no_instant_behind_and_resizes_are_logged() -> None:
     assert r.t_last == pytest.approx(50 + 50 * 4 / 6)  # the old end at t=100 was dropped
     assert r.timeline["time"].max() == pytest.approx(r.t_last)
     assert r.resize_log == [(50.0, 1, 4, 6)]
+
+
+def test_copy_with_a_stateful_policy_replays_identically() -> None:
+    jobs = [mjob(1, 0, 4, 100, 100, 2, 8), rigid_job(2, 50, 2, 10), mjob(3, 60, 2, 100, 80, 1, 4)]
+    script = {50.0: [Expand(1, 6)], 60.0: [Shrink(1, 4)]}
+    base = Simulator(Workload(jobs, 8), "easy", Scripted(script), strict=True)
+    base.advance(until=55)
+    clone = base.copy()
+    a, b = clone.run(), base.run()
+    assert a.end.tolist() == b.end.tolist()
+    assert a.resize_log == b.resize_log == [(50.0, 1, 4, 6), (60.0, 1, 6, 4)]
