@@ -192,7 +192,7 @@ class Simulator:
         self._stable = 0
         # Queue order as a per-job key (arrival counter; negative after RaisePriority, most recent
         # first): snapshots encode it as Job.priority, so a pending Job object stays valid.
-        self.qkey: dict[int, int] = {}
+        self.qkey: list[int] = [0] * n
         self._qcount = 0
         self._raised = 0
         self._job_cache: dict[int, tuple[tuple[object, ...], object]] = {}  # see snapshot.py
@@ -612,6 +612,7 @@ class Simulator:
         self.state.append(FUTURE)
         self.resizes.append(0)
         self.ver.append(0)
+        self.qkey.append(0)
         if malleable is not None:
             self.spec[i] = malleable
         if serial_fraction:
