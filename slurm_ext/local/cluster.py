@@ -289,7 +289,11 @@ class LocalCluster:
         if any(d.name == "slurmctld" and d.running() for d in daemons):
             progress("cancelling all jobs")
             run_quiet(["scancel", "--partition", self.cfg.partition], env=self.env)
-            wait_for(lambda: not self._jobs_left(), 30, "jobs to end", 0.3)
+            try:
+                wait_for(lambda: not self._jobs_left(), 30, "jobs to end", 0.3)
+            except DaemonError:
+                # A job stuck in COMPLETING must not keep the daemons alive: stop them regardless.
+                progress("some jobs did not end within 30 s; stopping the daemons anyway")
         stopped = self._stop_all(daemons, progress)
         self.registry.clear()
         if SYSTEM_SLURM_CONF.is_symlink() and SYSTEM_SLURM_CONF.resolve() == self.cfg.slurm_conf.resolve():
