@@ -33,6 +33,13 @@ MinProcs = Annotated[int, typer.Option(help="Eligible target jobs request at lea
 OMax = Annotated[int, typer.Option("--o-max", help="Maximum degree of over-subscription O_max.")]
 Migration = Annotated[float, typer.Option("--migration", help="Bulk migration time λ in seconds.")]
 Delta = Annotated[float, typer.Option("--delta", help="Over-subscription penalty factor Δ of eq. (2).")]
+WaitingFirst = Annotated[
+    bool,
+    typer.Option(
+        "--waiting-first/--arrival-order",
+        help="Offer slots to waiting elastic jobs before expanding running ones (else arrival order).",
+    ),
+]
 DropJ0 = Annotated[
     bool,
     typer.Option(
@@ -51,9 +58,13 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(1)
 
 
-def _params(min_procs: int, o_max: int, migration: float, delta: float, drop: bool = False) -> EJBParams:
+def _params(
+    min_procs: int, o_max: int, migration: float, delta: float, waiting_first: bool = True, drop: bool = False
+) -> EJBParams:
     try:
-        return EJBParams(min_procs, o_max, migration, delta, drop_dominated_j0=drop)
+        return EJBParams(
+            min_procs, o_max, migration, delta, waiting_first=waiting_first, drop_dominated_j0=drop
+        )
     except ValueError as e:
         raise _fail(str(e)) from None
 
@@ -102,6 +113,7 @@ def one_elastic_cmd(
     o_max: OMax = PAPER_O_MAX,
     migration: Migration = PAPER_MIGRATION,
     delta: Delta = PAPER_DELTA,
+    waiting_first: WaitingFirst = True,
     drop_dominated_j0: DropJ0 = False,
     method: Annotated[
         str, typer.Option(help="fast: start from the baseline state at each submit time; naive: whole trace.")
@@ -122,7 +134,7 @@ def one_elastic_cmd(
 
     if method not in METHODS:
         raise _fail(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
-    params = _params(min_procs, o_max, migration, delta, drop_dominated_j0)
+    params = _params(min_procs, o_max, migration, delta, waiting_first, drop_dominated_j0)
     wl = _load(workload)
     res = one_elastic(wl, params, method=method, sample=sample, progress=_progress(quiet, "target jobs"))
     d = _outdir(out)
@@ -149,6 +161,7 @@ def all_elastic_cmd(
     o_max: OMax = PAPER_O_MAX,
     migration: Migration = PAPER_MIGRATION,
     delta: Delta = PAPER_DELTA,
+    waiting_first: WaitingFirst = True,
     drop_dominated_j0: DropJ0 = False,
     out: Out = Path("ejb-results"),
     as_json: Json = False,
@@ -163,7 +176,7 @@ def all_elastic_cmd(
     from ejb.experiments import report
     from ejb.experiments.all_elastic import all_elastic
 
-    params = _params(min_procs, o_max, migration, delta, drop_dominated_j0)
+    params = _params(min_procs, o_max, migration, delta, waiting_first, drop_dominated_j0)
     wl = _load(workload)
     res = all_elastic(wl, params, progress=_progress(quiet, "jobs arrived"))
     d = _outdir(out)
@@ -200,6 +213,7 @@ def sensitivity_cmd(
     o_max: OMax = PAPER_O_MAX,
     migration: Migration = PAPER_MIGRATION,
     delta: Delta = PAPER_DELTA,
+    waiting_first: WaitingFirst = True,
     drop_dominated_j0: DropJ0 = False,
     o_max_values: Annotated[str, typer.Option(help="O_max values to try.")] = "2,4,8,16,32,64",
     migration_minutes: Annotated[str, typer.Option(help="λ values to try, in minutes.")] = "1,2,4,6,8,10",
@@ -217,7 +231,7 @@ def sensitivity_cmd(
     from ejb.experiments import report
     from ejb.experiments.sensitivity import sensitivity, sweep_values
 
-    params = _params(min_procs, o_max, migration, delta, drop_dominated_j0)
+    params = _params(min_procs, o_max, migration, delta, waiting_first, drop_dominated_j0)
     points = sweep_values(
         [int(v) for v in _floats(o_max_values, "o-max-values")],
         _floats(migration_minutes, "migration-minutes"),

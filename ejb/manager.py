@@ -17,7 +17,7 @@ EJB only knows requested times: ``T_c`` and all subjob limits come from ``R_t``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ejb.actions import Action, CancelSubjob, Migrate, SubmitSubjob
@@ -115,6 +115,18 @@ class EJBScheduler:
         sj.job_id = job_id
         sj.submitted = now
         self._by_job_id[job_id] = (eid, key)
+
+    def service_order(self, eids: Iterable[int]) -> list[int]:
+        """The order in which elastic jobs ``eids`` (in arrival order) are offered free slots.
+
+        With ``waiting_first``, jobs still waiting to start come before running ones being
+        expanded: launching a waiting application saves queue time, expanding a running one
+        only a degree of over-subscription.
+        """
+        order = list(eids)
+        if self.params.waiting_first:
+            order.sort(key=lambda e: self.jobs[e].state is not ElasticState.WAIT)  # stable sort
+        return order
 
     def wants_slots(self, eid: int) -> bool:
         """Whether IdleJobSlotsAvailable concerns ``eid`` (not done, not at full parallelism)."""

@@ -6,6 +6,9 @@
   ``P_t`` processes runs on at least ``ceil(P_t / o_max)`` processors (paper: 8, §2.2);
 * ``migration`` -- length λ of one bulk MIGRATE interval in seconds (paper: 120 s, §2.2);
 * ``delta`` -- over-subscription penalty factor Δ of equation (2) (paper: 1);
+* ``waiting_first`` -- when several elastic jobs compete for the same slots (experiment 2),
+  serve those still in ``WAIT`` before expanding ``RUNNING`` ones, each group in arrival
+  order; ``False`` serves all in arrival order. The paper leaves this order open;
 * ``drop_dominated_j0`` -- an extension, off by default (the paper keeps ``J_0`` queued
   until the application completes): withdraw ``J_0`` as soon as its start could no longer
   win the comparison of section 3.3 (see :meth:`ejb.manager.EJBScheduler.j0_dominated`).
@@ -27,6 +30,7 @@ class EJBParams:
     o_max: int = PAPER_O_MAX
     migration: float = PAPER_MIGRATION
     delta: float = PAPER_DELTA
+    waiting_first: bool = True
     drop_dominated_j0: bool = False
 
     def __post_init__(self) -> None:

@@ -162,8 +162,9 @@ class EJBController(Controller):
     def after_pass(self, sim: Simulator) -> bool:
         """Called after every scheduling pass: sync starts, then offer the slots to elastic jobs.
 
-        Elastic jobs are served in arrival order; after one submits subjobs the others wait for
-        the next step of this instant, when the subjobs have started and the slots are fresh.
+        Elastic jobs are served in :meth:`EJBScheduler.service_order`; after one submits subjobs
+        the others wait for the next step of this instant, when the subjobs have started and the
+        slots are fresh.
         Returns whether running jobs were cancelled (nodes freed: the pass should run again).
         """
         self._freed = False
@@ -176,7 +177,7 @@ class EJBController(Controller):
         slots = slots_from_view(v.now, v.free, v.shadow, v.extra, v.head is not None)
         if slots.empty:
             return False
-        for eid in list(self._active):
+        for eid in self.ejb.service_order(self._active):
             if not self.ejb.wants_slots(eid):
                 continue
             actions = self.ejb.slots_available(eid, slots)

@@ -29,6 +29,7 @@ def test_one_elastic_json_is_one_object(tmp_path):
         "o_max": 8,
         "migration": 120.0,
         "delta": 1.0,
+        "waiting_first": True,
         "drop_dominated_j0": False,
     }
 

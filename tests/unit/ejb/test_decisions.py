@@ -216,3 +216,17 @@ def test_j0_is_kept_while_it_could_still_help(trace):
     # Running case 1 trace: J_e reaches 4 of 8 procs; J0 starting would still give degree 1.
     jobs = [(1, 0, 5, 1000, 1000), (2, 0, 3, 100, 100), (99, 1, 8, 100, 100)]
     assert "drop-j0" not in names(trace(jobs, 10, {99}, migration=LAM, drop_dominated_j0=True))
+
+
+def test_waiting_elastic_jobs_get_slots_before_running_ones_expand(trace):
+    # 10 procs. A=5 until 1000, B=3 until 100. T1=(8,100) at 1 runs on J1=(2, 400). T2=(8,100)
+    # arrives at 2 and finds no slot. At 100 B ends: 3 free (type I 2, type II 3 until 401).
+    # Waiting first: T2 launches on all 3 (case 2) and T1 is not expanded. Arrival order: T1
+    # expands on 2 (running case 1) and T2 launches on the 1 left (case 1, degree 8).
+    jobs = [(1, 0, 5, 1000, 1000), (2, 0, 3, 100, 100), (98, 1, 8, 100, 100), (99, 2, 8, 100, 100)]
+    first = trace(jobs, 10, {98, 99}, migration=LAM)
+    assert (100.0, "wait-2") in first.cases(99)
+    assert not any(c.startswith("run-") for c in names(first, 98))
+    fcfs = trace(jobs, 10, {98, 99}, migration=LAM, waiting_first=False)
+    assert (100.0, "run-1") in fcfs.cases(98)
+    assert (100.0, "wait-1") in fcfs.cases(99)
