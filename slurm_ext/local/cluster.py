@@ -31,6 +31,7 @@ MUNGE_PIDFILE = MUNGE_SOCKET_DIR / "munged.pid"
 SYSTEM_SLURM_CONF = Path("/etc/slurm/slurm.conf")
 
 Progress = Callable[[str], None]
+_SERVING = {"idle", "allocated", "mixed", "completing", "planned"}
 
 
 class ClusterError(RuntimeError):
@@ -78,13 +79,17 @@ class LocalCluster:
         nodes, daemons = self.registry.load()
         return bool(daemons) and all(d.running() for d in daemons)
 
-    def idle_nodes(self) -> int:
+    def node_states(self) -> list[str]:
+        """Base state of every node as sinfo reports it ('idle', 'allocated', 'down', ...)."""
         res = subprocess.run(
             ["sinfo", "-h", "-N", "-o", "%N %T"], env=self.env, capture_output=True, text=True, check=False
         )
         if res.returncode != 0:
-            return 0
-        return sum(1 for line in res.stdout.splitlines() if line.split()[-1] == "idle")
+            return []
+        return [line.split()[-1].rstrip("*~#!%$@^-") for line in res.stdout.splitlines()]
+
+    def idle_nodes(self) -> int:
+        return self.node_states().count("idle")
 
     # ----- up ----------------------------------------------------------------------------------
     def up(self, nodes: int | None = None, progress: Progress = _silent, timeout: float = 120) -> UpReport:
@@ -103,8 +108,14 @@ class LocalCluster:
                     f"the local cluster is already up with {running_nodes} nodes; run "
                     f"`slurm-ext cluster down` before starting it with {self.cfg.nodes}"
                 )
-            progress(f"cluster already up ({running_nodes} nodes); waiting for idle nodes")
-            self._wait_idle(timeout)
+            # Running jobs may hold nodes: wait only until every node answers.
+            progress(f"cluster already up ({running_nodes} nodes)")
+            wait_for(
+                lambda: sum(s in _SERVING for s in self.node_states()) >= running_nodes,
+                timeout,
+                f"{running_nodes} responding nodes (see {self.dir}/log)",
+                0.3,
+            )
             return UpReport(running_nodes, time.monotonic() - start, already_running=True)
         if registered:
             progress("cleaning up a partly running cluster from an earlier start")
