@@ -77,6 +77,10 @@ class Controller:
         self.expand_lock = threading.Lock()  # one resizer job on the cluster at a time
         self.counters: dict[str, int] = {"check": 0, "expand": 0, "shrink": 0, "none": 0, "failed": 0}
         self.background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="dmr-bg")
+        # seconds per operation, for the latency benchmark: "expand" = decision -> nodes merged
+        # into the job; "shrink" = decision -> nodes released (acks included)
+        self.timings: dict[str, list[float]] = {"expand": [], "shrink": []}
+        self._released: dict[tuple[int, str], float] = {}  # (job, node) -> wall time released
 
     # -- check -----------------------------------------------------------------------------------
     def check(self, req: p.Check) -> p.Decision:
@@ -99,8 +103,12 @@ class Controller:
         except ValueError as exc:
             return _none(f"invalid request: {exc}")
         with self.decide_lock:
-            plan = self._decide(req, spec, self.cache.get())
-            if plan is not None and not isinstance(plan, p.Decision):
+            snap, fresh = self.cache.get(), False
+            cached = snap.job(req.job_id)
+            if cached is None or cached.node_count != req.current:
+                snap, fresh = self.cache.fresh(), True  # the cache predates this job's last resize
+            plan = self._decide(req, spec, snap)
+            if plan is not None and not isinstance(plan, p.Decision) and not fresh:
                 plan = self._decide(req, spec, self.cache.fresh())  # act only on fresh data
             if plan is None:
                 return _none("no decision")
@@ -183,14 +191,27 @@ class Controller:
             self.counters["failed"] += 1
             self._sweep_resizers()
             return _none(f"expand {r.old_size}->{r.new_size} failed: {exc}")
+        self.timings["expand"].append(time.monotonic() - r.started)
         job = snap.job(r.job_id)
         added = [n for n in (job.nodes if job else ()) if n not in r.old_nodes]
         r.nodes, r.state = added, "waiting-commit"
+        self._wait_credentials(r.job_id, added)
         log.info("job %s expanded %s->%s, added %s [%.0f ms]", r.job_id, r.old_size, r.new_size, added,
                  (time.perf_counter() - t0) * 1e3)  # fmt: skip
         if self.options.reduce_time_limit and job is not None:
             self._scale_time_limit(job, r.old_size, r.new_size)
         return p.Decision(p.ACTION_EXPAND, r.new_size, added, r.token, reason)
+
+    def _wait_credentials(self, job_id: int, nodes: list[str]) -> None:
+        """Slurm revokes a job's credential on the nodes a shrink releases, to the second: a step
+        launched there by the same job within that second is refused ("Job credential revoked").
+        Before spawning onto a node this job released a moment ago, let the clock pass that second.
+        """
+        last = max((self._released.pop((job_id, n), 0.0) for n in nodes), default=0.0)
+        wait = int(last) + 2 - time.time() if last else 0.0
+        if wait > 0:
+            log.info("job %s: waiting %.2f s for Slurm's credential revocation on %s", job_id, wait, nodes)
+            time.sleep(wait)
 
     def commit(self, req: p.Commit) -> p.Done:
         r = self.inflight.get(req.job_id, req.token)
@@ -239,6 +260,10 @@ class Controller:
             self.counters["failed"] += 1
             log.warning("job %s: shrink failed: %s", r.job_id, exc)
             return p.Done(ok=False, reason=f"shrink failed: {exc}")
+        self.timings["shrink"].append(time.monotonic() - r.started)
+        now = time.time()
+        for node in released:
+            self._released[(r.job_id, node)] = now
         self.inflight.end(r.job_id, r.token)
         self.background.submit(self._after_shrink, r)
         log.info("job %s shrunk %s->%s, released %s [%.0f ms after shrink_ready]", r.job_id, r.old_size,
