@@ -190,8 +190,13 @@ def table5_text(r: AllElasticResult) -> str:
     head = ["workload", "job type", "jobs", "tt before", "tt after (change)", "tt 95% CI"]
     head += ["tw before", "tw after (change)", "tw 95% CI", "tr before", "tr after (change)"]
     title = "Table 5: before-and-after comparison (95% confidence intervals of paired differences)"
-    sig = r.groups["non-elastic"].turnaround.significant
-    note = f"non-elastic turnaround change is {'' if sig else 'not '}statistically significant"
+    ne = r.groups["non-elastic"].turnaround
+    verdict = (
+        ("significantly worse" if ne.change > 0 else "significantly better")
+        if ne.significant
+        else "not significant"
+    )
+    note = f"non-elastic jobs' turnaround change {pct(ne.change)}: {verdict} at 95%"
     return f"{title}\n{_rows(head, rows)}\n{note}"
 
 
