@@ -86,3 +86,30 @@ def test_stall_below_o_max_bound_never_completes():
     plan = build_plan(t, p, 0.0, [Member(1, 16, 0.0, 500.0, join=False)])
     assert math.isinf(plan.completion)
     assert plan.progress_at(500) == pytest.approx(500 / 4000)
+
+
+def test_delta_scales_over_subscribed_intervals_only():
+    t, p = Target(8, 100.0), EJBParams(migration=0.0, delta=1.5)
+    # 4 procs (degree 2, 300 s) for 150 s = 50%, then all 8 procs: 50 s at the exclusive rate
+    plan = build_plan(t, p, 0.0, [Member(1, 4, 0.0, math.inf, join=False), Member(2, 4, 150.0, math.inf)])
+    assert plan.completion == pytest.approx(200.0)
+
+
+def test_zero_lambda_means_no_migrate_intervals():
+    t, p = Target(4, 800.0), EJBParams(migration=0.0)
+    members = [
+        Member(1, 1, 0.0, 1460.0, join=False),
+        Member(2, 1, 400.0, 1460.0),
+        Member(3, 2, 820.0, 1260.0),
+    ]
+    plan = build_plan(t, p, 0.0, members)
+    assert all(iv.kind is IntervalKind.RUN for iv in plan.intervals)
+    # 12.5% by 400, +26.25% on 2 procs by 820, +55% on 4 by 1260 (93.75%), J3 leaves with no
+    # migration: the last 6.25% on 2 procs takes 100 s
+    assert plan.completion == pytest.approx(1360.0)
+
+
+def test_time_at_is_the_inverse_of_progress_at():
+    _, _, plan = figure2()
+    for f in (0.05, 0.125, 0.3, 0.6, 0.875, 0.99, 1.0):
+        assert plan.progress_at(plan.time_at(f)) == pytest.approx(f)

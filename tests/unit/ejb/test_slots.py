@@ -96,3 +96,9 @@ def test_a_job_shaped_to_a_slot_starts_at_once(seed: int):
                 bigger = probe.submit(slot.procs + 1, time_limit=limit + 1)
                 probe.advance(until=probe.now + 1e-3)
                 assert probe.job_state(bigger) != "RUNNING", (t, slot)
+
+
+def test_unlimited_running_job_never_frees_its_processors():
+    snap = snapshot(0.0, 10, [(6, math.inf)], [8])
+    s = slots_from_snapshot(snap)  # the head can never start: nothing to protect
+    assert s.type1 is not None and s.type1.procs == 4 and s.type2 is None
