@@ -79,7 +79,7 @@ class Controller:
         self.background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="dmr-bg")
         # seconds per operation, for the latency benchmark: "expand" = decision -> nodes merged
         # into the job; "shrink" = decision -> nodes released (acks included)
-        self.timings: dict[str, list[float]] = {"expand": [], "shrink": []}
+        self.timings: dict[str, list[float]] = {"expand": [], "shrink": [], "credential_wait": []}
         self._released: dict[tuple[int, str], float] = {}  # (job, node) -> wall time released
         self._base_limit: dict[int, float] = {}  # the time limit each job was submitted with
 
@@ -212,6 +212,7 @@ class Controller:
         last = max((self._released.pop((job_id, n), 0.0) for n in nodes), default=0.0)
         wait = int(last) + 2 - time.time() if last else 0.0
         if wait > 0:
+            self.timings["credential_wait"].append(wait)
             log.info("job %s: waiting %.2f s for Slurm's credential revocation on %s", job_id, wait, nodes)
             time.sleep(wait)
 

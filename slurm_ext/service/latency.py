@@ -12,7 +12,11 @@ reads the worker's timings plus the service's own:
 - ``expand_spawn``: 1 -> 2 as the application sees it with no state (expand + spawn + merge)
 
 The worker alternates ``check_status(2, 2)`` (request an expand) and ``check_status(1, 1)``
-(request a shrink) through :class:`dmr.Malleable`, first without state, then with it.
+(request a shrink) through :class:`dmr.Malleable`, first without state, then with it. After
+each shrink it computes one step of ``settle`` seconds at the smaller size, as a real step
+loop does: Slurm refuses, to the second, a step of the same job on a node it just released,
+and the service waits that second out (reported as ``credential_waits``); growing back onto
+the same node within a second is an artefact of a benchmark loop, not of an application.
 """
 
 from __future__ import annotations
@@ -73,7 +77,11 @@ def table(result: dict[str, Any]) -> str:
 
 # -- driver ----------------------------------------------------------------------------------
 def run(
-    resizes: int = 20, no_action: int = 200, state_mb: float = 1024, timeout: float = 1200
+    resizes: int = 20,
+    no_action: int = 200,
+    state_mb: float = 1024,
+    settle: float = 2.0,
+    timeout: float = 1500,
 ) -> dict[str, Any]:
     """Run the benchmark on the local cluster; returns ``{"operations": {...}, ...}``."""
     from slurm_ext.config import load_config
@@ -97,6 +105,7 @@ def run(
         with tempfile.TemporaryDirectory(prefix="dmr-bench-") as tmp:
             out = Path(tmp) / "worker.out"
             args = f"--worker --resizes {resizes} --no-action {no_action} --state-mb {state_mb}"
+            args += f" --settle {settle}"
             script = Path(tmp) / "job.sh"
             script.write_text(
                 "#!/bin/bash\n"
@@ -136,6 +145,8 @@ def run(
         "state_mb": state_mb,
         "resizes": resizes,
         "service_shrink": summarize(ctl.timings["shrink"]),
+        "credential_waits": summarize(ctl.timings["credential_wait"]),
+        "settle_s": settle,
         "resizers_left": left,
         "checksum_ok": worker["checksum_ok"],
         "paper_avg": PAPER,
@@ -144,7 +155,7 @@ def run(
 
 
 # -- worker (inside the job) ------------------------------------------------------------------
-def worker(resizes: int, no_action: int, state_mb: float) -> None:
+def worker(resizes: int, no_action: int, state_mb: float, settle: float = 2.0) -> None:
     import numpy as np
 
     import dmr
@@ -168,6 +179,8 @@ def worker(resizes: int, no_action: int, state_mb: float) -> None:
             m.arrays["state"] = np.arange(lo, hi, dtype=np.uint64)
             m.values["checksum"] = global_checksum(m.comm, m.arrays["state"])
         m.spec = (2, 2, 2, None) if m.size == 1 else (1, 1, 2, None)
+        if m.size == 1 and step < total - 1:
+            time.sleep(settle)  # one compute step at the smaller size
     ok = True
     if "state" in m.arrays:
         ok = tuple(global_checksum(m.comm, m.arrays["state"])) == tuple(m.values["checksum"])
@@ -196,10 +209,11 @@ def latency_cmd(
     ] = 20,
     no_action: Annotated[int, typer.Option(help="No-action round trips to time")] = 200,
     state_mb: Annotated[float, typer.Option(help="FS state in MiB for the 1->2 reconfiguration")] = 1024,
+    settle: Annotated[float, typer.Option(help="Seconds of compute after each shrink")] = 2.0,
 ) -> None:
     """Time no-action, expand, shrink and FS 1->2 (with state) on the local cluster, beside paper 002."""
     try:
-        result = run(resizes, no_action, state_mb)
+        result = run(resizes, no_action, state_mb, settle)
     except BenchError as exc:
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(1) from None
@@ -209,7 +223,8 @@ def latency_cmd(
     typer.echo(table(result))
     typer.echo(
         f"state {state_mb:g} MiB, checksum ok: {result['checksum_ok']}, "
-        f"resizers left: {result['resizers_left']}"
+        f"resizers left: {result['resizers_left']}, "
+        f"credential waits: {result['credential_waits'].get('n', 0)}"
     )
 
 
@@ -223,12 +238,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--resizes", type=int, default=20)
     ap.add_argument("--no-action", type=int, default=200)
     ap.add_argument("--state-mb", type=float, default=1024)
+    ap.add_argument("--settle", type=float, default=2.0)
     ap.add_argument("--json", action="store_true", help="driver: print JSON")
     a = ap.parse_args(argv)
     if a.worker:
-        worker(a.resizes, a.no_action, a.state_mb)
+        worker(a.resizes, a.no_action, a.state_mb, a.settle)
         return
-    result = run(a.resizes, a.no_action, a.state_mb)
+    result = run(a.resizes, a.no_action, a.state_mb, a.settle)
     print(json.dumps(result) if a.json else table(result))
 
 
