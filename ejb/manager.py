@@ -95,8 +95,12 @@ class ElasticJob:
 class EJBScheduler:
     """EJB-sched for any number of elastic jobs (section 3)."""
 
-    def __init__(self, params: EJBParams | None = None) -> None:
+    def __init__(self, params: EJBParams | None = None, stale_after: float = 0.0) -> None:
+        """``stale_after``: a subjob still pending this long after its submission lost its slot
+        and is withdrawn (0 in the simulator, where a fitting subjob starts in the same instant;
+        a live driver should allow its batch system one scheduling cycle)."""
         self.params = params or EJBParams()
+        self.stale_after = stale_after
         self.jobs: dict[int, ElasticJob] = {}
         self._by_job_id: dict[int, tuple[int, int]] = {}
 
@@ -151,11 +155,13 @@ class EJBScheduler:
         now = slots.now
         actions: list[Action] = []
         for sj in list(ej.alive_subjobs()):  # a subjob that did not start at once lost its slot
-            if sj.pending and not sj.placeholder:
+            if sj.pending and not sj.placeholder and now > (sj.submitted or 0.0) + self.stale_after:
                 actions += self._cancel(ej, sj, now, "subjob did not start immediately")
         actions += self._drop_j0_if_dominated(ej, now)
         if ej.state is ElasticState.DONE or slots.empty:
             return actions
+        if any(sj.pending and not sj.placeholder and sj.alive for sj in ej.subjobs.values()):
+            return actions  # the last decision is still being carried out
         choice: Choice | None
         if ej.state is ElasticState.WAIT:
             choice = wait_cases(ej.target, self.params, slots)
