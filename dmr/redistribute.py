@@ -75,16 +75,26 @@ def redistribute(comm: MPI.Intracomm, local: np.ndarray | None, old_size: int, n
     mine_new = (new_offsets[rank], new_offsets[rank] + new_counts[rank])
     send = [_overlap(mine_old, (new_offsets[r], new_offsets[r] + new_counts[r])) for r in range(size)]
     recv = [_overlap(mine_new, (old_offsets[r], old_offsets[r] + old_counts[r])) for r in range(size)]
-    out = np.empty((new_counts[rank], *row_shape), dtype=dtype)
-
+    # where each piece sits in the local buffers (explicit: self's piece may be skipped below)
+    sdispl = [max(mine_old[0], new_offsets[r]) - mine_old[0] if send[r] else 0 for r in range(size)]
+    rdispl = [max(mine_new[0], old_offsets[r]) - mine_new[0] if recv[r] else 0 for r in range(size)]
     row_bytes = dtype.itemsize * int(np.prod(row_shape, dtype=np.int64))
     if row_bytes == 0 or length == 0:
-        return out  # the same on every rank: nothing to move
+        return np.empty((new_counts[rank], *row_shape), dtype=dtype)  # the same on every rank
+    keep = mine_old[0] <= mine_new[0] and mine_new[1] <= mine_old[1]
+    if keep:
+        # everything this rank keeps is already here (expand): a view, no allocation, no copy;
+        # it keeps the old block's memory alive until the caller drops the old array
+        out = local[mine_new[0] - mine_old[0] : mine_new[1] - mine_old[0]]
+        send[rank] = recv[rank] = sdispl[rank] = rdispl[rank] = 0
+        recvbuf = np.empty((0, *row_shape), dtype=dtype)
+    else:
+        out = recvbuf = np.empty((new_counts[rank], *row_shape), dtype=dtype)
     rowtype = MPI.BYTE.Create_contiguous(row_bytes).Commit()
     try:
         comm.Alltoallv(
-            [local, (send, _offsets(send)), rowtype],
-            [out, (recv, _offsets(recv)), rowtype],
+            [local, (send, sdispl), rowtype],
+            [recvbuf, (recv, rdispl), rowtype],
         )
     finally:
         rowtype.Free()
