@@ -191,7 +191,6 @@ class Controller:
         except Exception as exc:
             self.inflight.end(r.job_id, r.token)
             self.counters["failed"] += 1
-            self._sweep_resizers()
             return _none(f"expand {r.old_size}->{r.new_size} failed: {exc}")
         self.timings["expand"].append(merged - r.started)
         job = snap.job(r.job_id)
@@ -352,17 +351,29 @@ class Controller:
             log.warning("job %s: setting the time limit failed: %s", job.job_id, exc)
 
     # -- housekeeping ----------------------------------------------------------------------------
-    def _sweep_resizers(self) -> None:
-        sweep = getattr(self.backend, "cancel_orphan_resizers", None)
-        if sweep is None or not self.expand_lock.acquire(blocking=False):
+    def _sweep_resizers(self, snap: Snapshot | None = None) -> None:
+        """Cancel resizer jobs left behind (e.g. a service killed mid-expansion).
+
+        Only resizers older than any live expansion can be: other services may be expanding
+        their jobs on the same cluster right now, and their resizers are not ours to cancel.
+        """
+        try:
+            from slurm_ext.slurm.adapter import RESIZER_PREFIX
+        except ImportError:
             return
         try:
-            for job_id in sweep():
-                log.warning("cancelled orphan resizer job %s", job_id)
+            snap = snap or self.cache.fresh()
         except Exception as exc:
             log.warning("resizer sweep failed: %s", exc)
-        finally:
-            self.expand_lock.release()
+            return
+        max_age = max(self.options.expand_timeout, 10.0) + 60.0
+        for job in snap.jobs:
+            if job.name.startswith(RESIZER_PREFIX) and snap.time - job.submit_time > max_age:
+                try:
+                    self.backend.cancel(job.job_id)
+                    log.warning("cancelled orphan resizer job %s (%s)", job.job_id, job.name)
+                except Exception as exc:
+                    log.warning("cancelling orphan resizer %s failed: %s", job.job_id, exc)
 
     def housekeeping(self) -> None:
         """Forget reconfigurations of finished jobs or never committed; cancel orphan resizers."""
@@ -379,7 +390,7 @@ class Controller:
                 log.warning(
                     "job %s: dropped %s in flight (%s)", job_id, r.kind, "stale" if stale else "job gone"
                 )
-        self._sweep_resizers()
+        self._sweep_resizers(snap)
 
     def status(self) -> p.Status:
         flights = {
