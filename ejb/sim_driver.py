@@ -6,18 +6,16 @@ backfills. This module only translates:
 * a target job arriving from the trace -> ``EJBScheduler.arrive``; the trace job itself stays
   in the queue as the placeholder ``J_0`` (same id, shape and queue position), so an elastic
   job whose ``J_0`` starts at once behaves exactly like the baseline;
-* after every scheduling step -> IdleJobSlotsAvailable with the slots of EASY's view
-  (:func:`ejb.slots.slots_from_view`); a submitted subjob starts in the next step of the
-  same instant;
+* after every scheduling step (:meth:`Controller.after_pass`) -> IdleJobSlotsAvailable with the
+  slots of EASY's view (:func:`ejb.slots.slots_from_view`); a submitted subjob starts in the next
+  step of the same instant, and nodes EJB frees are rescheduled by the simulator at once;
 * job starts/ends -> ``started``/``ended``; planned cancellations -> timers;
 * true progress: EJB plans with requested times only, while the simulator knows each target's
   actual run time ``R_act``. Progress along the plan scales by ``R_t/R_act``, so the
   application completes when the plan's progress reaches ``R_act/R_t``; a timer fires
   TargetAppComplete then (re-armed whenever the plan changes).
 
-The hook "after every scheduling step" is not a callback of the simulator's controller API,
-so :class:`EJBPass` wraps the base scheduler pass (a public extension point: any callable
-``pass_(sim)``) and calls the attached :class:`EJBController` after it.
+The simulator's base scheduler is plain ``"easy"``: EJB needs no scheduler of its own.
 """
 
 from __future__ import annotations
@@ -33,26 +31,8 @@ from ejb.model import ElasticState, Target
 from ejb.params import EJBParams
 from ejb.slots import slots_from_view
 from slurm_ext.sim import Controller, Simulator
-from slurm_ext.sim.schedulers import SchedulerPass, base_scheduler
 
 _EPS = 1e-6
-
-
-class EJBPass:
-    """The base scheduler pass followed by EJB's IdleJobSlotsAvailable handling."""
-
-    def __init__(self, base: str = "easy") -> None:
-        self._base: SchedulerPass = base_scheduler(base)
-        self.__name__ = f"{base}+ejb"
-
-    def __call__(self, sim: Simulator) -> None:
-        # EJB may free nodes (a cancelled J0 or subjob) after the pass; pass again at once,
-        # as Slurm's scheduler would, rather than leave them idle until the next event.
-        while True:
-            self._base(sim)
-            ctrl = sim.controller
-            if not isinstance(ctrl, EJBController) or not ctrl.after_pass(sim):
-                return
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +68,7 @@ class ElasticRecord:
 
 
 class EJBController(Controller):
-    """Runs EJB-sched inside a :class:`Simulator` built with ``scheduler=EJBPass()``.
+    """Runs EJB-sched inside a :class:`Simulator` (base scheduler ``"easy"`` in the paper).
 
     ``select(job_id, procs)`` says which arriving trace jobs are submitted to EJB (and must
     be eligible: ``procs >= min_procs``). With ``stop_after`` the run stops once all those
@@ -107,9 +87,7 @@ class EJBController(Controller):
         self._stop_after = set(stop_after) if stop_after is not None else None
         self._work: dict[int, float] = {}  # eid -> true fraction of the planned work, R_act / R_t
         self._armed: dict[int, int] = {}  # eid -> plan version with a completion timer
-        self._pending: set[int] = set()  # job ids of EJB subjobs not yet started
         self._active: dict[int, None] = {}  # eids not done, in arrival order
-        self._freed = False  # running jobs cancelled during the current pass hook
         self.migrations = 0
 
     # -- controller callbacks ---------------------------------------------------------------
@@ -125,7 +103,6 @@ class EJBController(Controller):
         for act in self.ejb.arrive(job_id, target, sim.now):
             if isinstance(act, SubmitSubjob) and act.placeholder:
                 self.ejb.bound(job_id, act.key, job_id, sim.now)  # the trace job is J0
-                self._pending.add(job_id)
             else:
                 self._execute(sim, [act])
         return False  # J0 queues in the trace job's place
@@ -134,14 +111,15 @@ class EJBController(Controller):
         found = self.ejb.owner(job_id)
         if found is None or found[1].start is not None:
             return
-        self._started(sim, job_id)
+        ej, _ = found
+        self._execute(sim, self.ejb.started(job_id, sim.now))
+        self._arm(sim, ej)
 
     def on_end(self, sim: Simulator, job_id: int) -> None:
         found = self.ejb.owner(job_id)
         if found is None:
             return
         ej, _ = found
-        self._pending.discard(job_id)
         if ej.state is ElasticState.RUNNING and self.true_completion(ej) <= sim.now + _EPS:
             self._complete(sim, ej.eid)  # the job's own end coincides with the application's
         self._execute(sim, self.ejb.ended(job_id, sim.now))
@@ -159,33 +137,27 @@ class EJBController(Controller):
                 sim.cancel(sj.job_id)
 
     # -- IdleJobSlotsAvailable ------------------------------------------------------------------
-    def after_pass(self, sim: Simulator) -> bool:
-        """Called after every scheduling pass: sync starts, then offer the slots to elastic jobs.
+    def after_pass(self, sim: Simulator) -> None:
+        """Offer the slots left after a scheduling pass to the elastic jobs.
 
         Elastic jobs are served in :meth:`EJBScheduler.service_order`; after one submits subjobs
-        the others wait for the next step of this instant, when the subjobs have started and the
-        slots are fresh.
-        Returns whether running jobs were cancelled (nodes freed: the pass should run again).
+        or frees nodes the others wait for the next step of this instant, when the subjobs have
+        started (or the freed nodes been scheduled) and the slots are fresh.
         """
-        self._freed = False
-        if self._pending:
-            for jid in [j for j in self._pending if sim.job_state(j) == "RUNNING"]:
-                self._started(sim, jid)
-        if self._freed or not self._active:
-            return self._freed
+        if not self._active:
+            return
         v = sim.easy_view()
         slots = slots_from_view(v.now, v.free, v.shadow, v.extra, v.head is not None)
         if slots.empty:
-            return False
+            return
         for eid in self.ejb.service_order(self._active):
             if not self.ejb.wants_slots(eid):
                 continue
             actions = self.ejb.slots_available(eid, slots)
             if actions:
                 self._execute(sim, actions)
-                if self._freed or any(isinstance(a, SubmitSubjob) for a in actions):
-                    return self._freed
-        return False
+                if sim.needs_pass or any(isinstance(a, SubmitSubjob) for a in actions):
+                    return
 
     # -- helpers ----------------------------------------------------------------------------------
     def true_completion(self, ej: ElasticJob) -> float:
@@ -193,14 +165,6 @@ class EJBController(Controller):
         if ej.plan is None:
             return math.inf
         return ej.plan.time_at(self._work[ej.eid])
-
-    def _started(self, sim: Simulator, job_id: int) -> None:
-        self._pending.discard(job_id)
-        found = self.ejb.owner(job_id)
-        assert found is not None
-        ej, _ = found
-        self._execute(sim, self.ejb.started(job_id, sim.now))
-        self._arm(sim, ej)
 
     def _complete(self, sim: Simulator, eid: int) -> None:
         self._active.pop(eid, None)
@@ -224,14 +188,10 @@ class EJBController(Controller):
             if isinstance(act, SubmitSubjob):
                 jid = sim.submit(act.procs, time_limit=act.limit, run_time=math.inf, name=f"ejb{act.eid}")
                 self.ejb.bound(act.eid, act.key, jid, sim.now)
-                self._pending.add(jid)
             elif isinstance(act, CancelSubjob):
                 if act.job_id is None:
                     continue
                 if act.at <= sim.now + _EPS:
-                    self._pending.discard(act.job_id)
-                    if sim.job_state(act.job_id) == "RUNNING":
-                        self._freed = True
                     sim.cancel(act.job_id)
                 else:
                     sim.set_timer(act.at, ("cancel", act.eid, act.key))
@@ -285,7 +245,7 @@ def run_ejb(
     select: Callable[[int, int], bool] | None = None,
     stop_after: Iterable[int] | None = None,
 ) -> EJBController:
-    """Attach an :class:`EJBController` to ``sim`` (built with ``EJBPass``) and run it."""
+    """Attach an :class:`EJBController` to ``sim`` and run it."""
     ctrl = EJBController(params, select, stop_after)
     sim.attach(ctrl)
     sim.advance()

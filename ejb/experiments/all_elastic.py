@@ -15,7 +15,7 @@ import numpy as np
 
 from ejb.experiments.stats import Paired, analysis_mask, bounded_slowdown, paired
 from ejb.params import EJBParams
-from ejb.sim_driver import EJBController, EJBPass, ElasticRecord
+from ejb.sim_driver import EJBController, ElasticRecord
 from slurm_ext.sim import Simulator, Workload
 from slurm_ext.sim.result import SimResult
 
@@ -100,9 +100,9 @@ def all_elastic(
 ) -> AllElasticResult:
     params = params or EJBParams()
     t_start = time.perf_counter()
-    before = Simulator(workload, EJBPass()).run()
+    before = Simulator(workload, "easy").run()
     ctrl = EJBController(params)
-    sim = Simulator(workload, EJBPass(), controller=ctrl)
+    sim = Simulator(workload, "easy", controller=ctrl)
     after = sim.run(progress=progress)
     records = ctrl.records()
     n = len(workload.jobs)

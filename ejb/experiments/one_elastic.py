@@ -22,7 +22,7 @@ import numpy as np
 
 from ejb.experiments.stats import Paired, analysis_mask, paired
 from ejb.params import EJBParams
-from ejb.sim_driver import EJBController, EJBPass, ElasticRecord
+from ejb.sim_driver import EJBController, ElasticRecord
 from slurm_ext.sim import Simulator, Workload
 from slurm_ext.sim.result import SimResult
 
@@ -78,7 +78,7 @@ class OneElasticResult:
 
 def baseline(workload: Workload) -> SimResult:
     """The EASY-only run every comparison is made against."""
-    return Simulator(workload, EJBPass(), record_timeline=False).run()
+    return Simulator(workload, "easy", record_timeline=False).run()
 
 
 def select_targets(base: SimResult, params: EJBParams, sample: int = 1) -> list[int]:
@@ -116,7 +116,7 @@ def one_elastic(
         ids = ids[:limit]
     index = {int(j): k for k, j in enumerate(base.job_id)}
     outcomes: list[TargetOutcome] = []
-    runner = Simulator(workload, EJBPass(), record_timeline=False) if method == "fast" else None
+    runner = Simulator(workload, "easy", record_timeline=False) if method == "fast" else None
     for n, jid in enumerate(ids):
         k = index[jid]
         if runner is not None:
@@ -124,7 +124,7 @@ def one_elastic(
             sim = runner.copy()
             ctrl = _controller(params, jid, stop=True)
         else:
-            sim = Simulator(workload, EJBPass(), record_timeline=False)
+            sim = Simulator(workload, "easy", record_timeline=False)
             ctrl = _controller(params, jid, stop=False)
         sim.attach(ctrl)
         sim.advance()

@@ -16,9 +16,10 @@ Subclass :class:`Controller` and override what you need::
             sim.set_timer(sim.now + 60, ("check", job_id))
             return True                            # claimed: the job never enters the queue
 
-        def on_start(self, sim, job_id): ...       # after the scheduling step that started it
+        def on_start(self, sim, job_id): ...       # after the pass that started it
         def on_end(self, sim, job_id): ...         # completed, killed at its limit or cancelled
         def on_timer(self, sim, key): ...
+        def after_pass(self, sim): ...             # the queue and free nodes as the pass left them
 
 During a callback the controller may call, on the :class:`~slurm_ext.sim.engine.Simulator`:
 
@@ -33,11 +34,17 @@ During a callback the controller may call, on the :class:`~slurm_ext.sim.engine.
   queue head (``slurm_ext.sim.snapshot.easy_view(snapshot)`` gives the same from any Snapshot);
 - ``sim.snapshot()``, ``sim.job_state(id)``, ``sim.job_times(id) -> (submit, start, end)``,
   ``sim.expected_end(id)``, ``sim.work_done(id)``;
+- ``sim.needs_pass``: whether something freed nodes or left the queue since the last pass
+  (``after_pass`` may stop offering slots then: another pass and ``after_pass`` follow);
 - ``sim.stop()`` to end the run after the current instant.
 
 Order at one instant: job ends (``on_end``), arrivals (``on_submit``), timers (``on_timer``),
-then the scheduling step, then ``on_start`` for the jobs it started. Jobs submitted or cancelled
-from ``on_start`` lead to another scheduling step at the same instant.
+then the scheduling step: a base pass (and the policy, if any), ``on_start`` for each job it
+started, then ``after_pass``. Anything that frees nodes or removes a queued job during the step
+(a cancel or shrink from ``on_start`` or ``after_pass``) leads to another pass at the same instant
+before ``after_pass`` is called, so ``after_pass`` always sees the queue and free nodes as a pass
+left them. ``on_start`` is not called for a job that an earlier callback of the step already
+ended. Jobs submitted during the step arrive, and are scheduled, at the same instant too.
 
 Starting from the baseline state at time t (EJB experiment 1)
 -------------------------------------------------------------
@@ -84,6 +91,13 @@ class Controller:
 
     def on_timer(self, sim: Simulator, key: Any) -> None:
         """A timer set with ``sim.set_timer(when, key)`` fired."""
+
+    def after_pass(self, sim: Simulator) -> None:
+        """The scheduling step has nothing left to start: the nodes still free are idle slots.
+
+        Called after every pass whose ``on_start`` callbacks freed nothing; freeing nodes here
+        (a cancel) leads to another pass and another ``after_pass`` at the same instant.
+        """
 
 
 def baseline_at(base: Simulator, t: float) -> Simulator:

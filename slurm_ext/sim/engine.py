@@ -12,7 +12,9 @@ How a run goes
   ``schedules_jobs`` is true (the policy then starts every job with ``StartJob``);
 - if a policy is set, it is called as ``policy.decide(snapshot, None)`` and its decisions are
   carried out (:meth:`Simulator.apply`); if any changed the machine, the base pass runs again
-  so that nodes freed by a shrink are used at once (as Slurm's scheduler would).
+  so that nodes freed by a shrink are used at once (as Slurm's scheduler would);
+- with a controller: ``on_start`` for the jobs started, then ``after_pass``; if either freed
+  nodes or removed a queued job (cancel, shrink), the step starts over at the same instant.
 
 Job times. Scheduling uses requested times only (a running job's expected end is its start plus
 its limit); completion uses the actual run time, and a job whose run time exceeds its limit is
@@ -51,7 +53,7 @@ Malleable jobs keep their work when resized: see :mod:`slurm_ext.sim.malleable`.
 External controllers (Elastic Job Bundling)
 -------------------------------------------
 See :mod:`slurm_ext.sim.controller`: a controller gets ``on_submit``/``on_start``/``on_end``/
-``on_timer`` callbacks and may call :meth:`Simulator.submit`, :meth:`Simulator.cancel`,
+``on_timer``/``after_pass`` callbacks and may call :meth:`Simulator.submit`, :meth:`Simulator.cancel`,
 :meth:`Simulator.set_timer`, :meth:`Simulator.easy_view` during a run. :meth:`Simulator.run`
 with ``until`` stops before a given time and :meth:`Simulator.copy` clones the whole state
 cheaply, for "start a run from the baseline state at time t".
@@ -190,6 +192,8 @@ class Simulator:
         # Queue positions before this were examined by the last pass with the same free nodes
         # and running set; a pass may skip them (0 after any end, resize, cancel or decision).
         self._stable = 0
+        # Set when nodes are freed or the queue shrinks; inside a scheduling step, another pass follows.
+        self._dirty = False
         # Queue order as a per-job key (arrival counter; negative after RaisePriority, most recent
         # first): snapshots encode it as Job.priority, so a pending Job object stays valid.
         self.qkey: list[int] = [0] * n
@@ -259,7 +263,6 @@ class Simulator:
         arrive = self._arrive
         schedule = self._schedule
         account = self._account
-        ctrl_cb = self._controller_started
         ver, state, cancelled = self.ver, self.state, self._cancelled_timers
         while not self._stopped:
             # Drop events a resize, end or cancel made stale, so that no instant exists for them.
@@ -290,8 +293,6 @@ class Simulator:
             while heap and heap[0][0] == t:
                 handle(heappop(heap))
             schedule()
-            if self._started_now:
-                ctrl_cb()
             if self.record_timeline:
                 self.t_times.append(t)
                 self.t_busy.append(self.total_nodes - self.free)
@@ -347,21 +348,37 @@ class Simulator:
         self.queue.append(i)
 
     def _schedule(self) -> None:
-        self._pass(self)
-        if self.policy is not None:
-            snap = self.snapshot()
-            decisions = self.policy.decide(snap, None)
-            if decisions and self.apply(decisions):
-                self._stable = 0
-                self._pass(self)
+        """One scheduling step: passes until no callback has freed nodes or changed the queue.
+
+        ``_dirty`` is set by every end, cancel and resize; a pass (and the policy's decisions,
+        which are followed by a pass of their own) sees everything before it, so only what the
+        controller's ``on_start``/``after_pass`` (or ``on_end`` inside them) did calls for another.
+        """
+        ctrl = self.controller
+        while True:
+            self._dirty = False
+            self._pass(self)
+            if self.policy is not None:
+                decisions = self.policy.decide(self.snapshot(), None)
+                if decisions and self.apply(decisions):
+                    self._stable = 0
+                    self._pass(self)
+                    self._dirty = False
+            if ctrl is not None:
+                if self._started_now:
+                    self._controller_started(ctrl)
+                if not self._dirty:
+                    ctrl.after_pass(self)
+            if not self._dirty:
+                break
         # Until something other than an arrival happens, the jobs queued now stay unstartable.
         self._stable = len(self.queue)
 
-    def _controller_started(self) -> None:
+    def _controller_started(self, ctrl: Controller) -> None:
         started, self._started_now = self._started_now, []
-        ctrl = self.controller
-        if ctrl is not None:
-            for i in started:
+        for i in started:
+            # A job that an earlier on_start cancelled has had its on_end already.
+            if self.state[i] == RUNNING:
                 ctrl.on_start(self, self.jid[i])
 
     # ------------------------------------------------------------------ job life cycle
@@ -430,6 +447,7 @@ class Simulator:
 
     def _finish(self, i: int, state: int) -> None:
         self._stable = 0
+        self._dirty = True
         self._job_cache.pop(i, None)
         self._remove_end(i)
         del self.exp_end[i]
@@ -448,6 +466,7 @@ class Simulator:
         rate = self._rate(i, new)
         t_ref = max(now, old_ref) + self.resize_overhead
         self._stable = 0
+        self._dirty = True
         self.resize_log.append((now, self.jid[i], self.size[i], new))
         self._remove_end(i)
         self.free += self.size[i] - new
@@ -628,6 +647,7 @@ class Simulator:
         if st == PENDING:
             self.queue.remove(i)
             self._stable = 0
+            self._dirty = True
         elif st == RUNNING:
             self._finish(i, CANCELLED)
             return
@@ -635,6 +655,12 @@ class Simulator:
             return
         self.state[i] = CANCELLED
         self.end_t[i] = self.now
+
+    @property
+    def needs_pass(self) -> bool:
+        """Whether nodes were freed or a queued job removed since the last pass of this step
+        (another pass, and ``after_pass``, follow at this instant)."""
+        return self._dirty
 
     def set_timer(self, when: float, key: Any = None) -> int:
         """Call ``controller.on_timer(sim, key)`` at ``when`` (not before now); returns a handle."""

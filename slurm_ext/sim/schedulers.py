@@ -4,7 +4,8 @@ A scheduler is a function ``pass_(sim) -> None`` that starts pending jobs throug
 ``sim._start(i)`` (``i`` an internal job index) and leaves ``sim.queue`` holding the jobs it
 did not start, in order. It reads only requested times: a pending job's wall limit is
 ``sim.lim[i]`` (at its submitted size ``sim.size[i]``), a running job's expected end is its
-entry in ``sim.ends`` (a sorted list of ``(expected_end, i)``).
+entry in ``sim.ends`` (a sorted list of ``(expected_end, i)``). A pass only starts jobs: code
+that must act after every pass is a controller's ``after_pass`` (:mod:`slurm_ext.sim.controller`).
 
 - :func:`fcfs` starts jobs in queue order and stops at the first that does not fit.
 - :func:`easy` is textbook EASY (Mu'alem & Feitelson; pyss ``EasyBackfillScheduler``): a

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from ejb.params import EJBParams
-from ejb.sim_driver import EJBController, EJBPass
+from ejb.sim_driver import EJBController
 from slurm_ext.sim import Simulator, Workload, rigid_job
 from slurm_ext.sim.result import SimResult
 
@@ -40,7 +40,7 @@ def run_trace(
     """``jobs`` are ``(id, submit, nodes, limit, run)``; only ``targets`` go to EJB."""
     wl = Workload([rigid_job(j, s, n, lim, run) for j, s, n, lim, run in jobs], nodes)
     ctrl = EJBController(EJBParams(**params), select=lambda jid, _p: jid in targets)  # type: ignore[arg-type]
-    sim = Simulator(wl, EJBPass(), controller=ctrl)
+    sim = Simulator(wl, "easy", controller=ctrl)
     return Run(ctrl, sim.run())
 
 

@@ -8,7 +8,7 @@ import pytest
 from ejb.experiments.all_elastic import all_elastic, fragmentation, table4
 from ejb.experiments.stats import analysis_mask, paired
 from ejb.params import EJBParams
-from ejb.sim_driver import EJBController, EJBPass
+from ejb.sim_driver import EJBController
 from slurm_ext.sim import Simulator
 from slurm_ext.workloads import bundled_trace_path, load_swf
 
@@ -42,7 +42,7 @@ def test_ejb_reduces_fragmentation_and_elastic_waits(result):
 
 def test_every_target_completes_and_subjobs_never_outlive_it(small):
     ctrl = EJBController(EJBParams())
-    sim = Simulator(small, EJBPass(), controller=ctrl)
+    sim = Simulator(small, "easy", controller=ctrl)
     res = sim.run()
     records = ctrl.records()
     assert len(records) == len(ctrl.ejb.jobs)  # every elastic job completed

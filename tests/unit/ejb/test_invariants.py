@@ -7,7 +7,7 @@ import random
 import pytest
 
 from ejb.params import EJBParams
-from ejb.sim_driver import EJBController, EJBPass
+from ejb.sim_driver import EJBController
 from slurm_ext.sim import Simulator, Workload, rigid_job
 
 PARAMS = [
@@ -35,7 +35,7 @@ def random_workload(seed: int, n: int = 120, nodes: int = 32) -> Workload:
 def test_invariants(seed: int, params: EJBParams) -> None:
     wl = random_workload(seed)
     ctrl = EJBController(params)
-    res = Simulator(wl, EJBPass(), controller=ctrl).run()
+    res = Simulator(wl, "easy", controller=ctrl).run()
     n = len(wl.jobs)
     records = ctrl.records()
     assert set(records) == set(ctrl.ejb.jobs)  # every target application completed
