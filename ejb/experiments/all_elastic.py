@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ejb.experiments.stats import Paired, analysis_mask, bounded_slowdown, paired
 from ejb.params import EJBParams
 from ejb.sim_driver import EJBController, ElasticRecord
+from slurm_ext.metrics import Z975, PairedChange, bounded_slowdown, paired, window_mask
 from slurm_ext.sim import Simulator, Workload
 from slurm_ext.sim.result import SimResult
 
@@ -26,10 +26,10 @@ GROUPS = ("elastic", "non-elastic", "all")
 class Group:
     name: str
     n: int
-    turnaround: Paired
-    wait: Paired
-    run: Paired
-    slowdown: Paired
+    turnaround: PairedChange
+    wait: PairedChange
+    run: PairedChange
+    slowdown: PairedChange
 
 
 @dataclass
@@ -117,7 +117,8 @@ def all_elastic(
         if rec is not None:
             a_start[k], a_end[k] = rec.first_start, rec.completed
             elastic[k] = rec.elastic
-    keep = analysis_mask(submit, b_end) & (a_end >= 0) & (a_end <= submit.max())
+    # kept if in the measurement window of both runs
+    keep = window_mask(submit, b_end) & window_mask(submit, a_end)
     b_tt, a_tt = b_end - submit, a_end - submit
     b_tw, a_tw = b_start - submit, a_start - submit
     b_tr = b_end - b_start
@@ -128,10 +129,15 @@ def all_elastic(
         groups[name] = Group(
             name,
             int(m.sum()),
-            paired(b_tt[m], a_tt[m]),
-            paired(b_tw[m], a_tw[m]),
-            paired(b_tr[m], a_tr[m]),
-            paired(bounded_slowdown(b_tt[m], b_tr[m]), bounded_slowdown(a_tt[m], b_tr[m])),
+            paired(b_tt[m], a_tt[m], z=Z975),
+            paired(b_tw[m], a_tw[m], z=Z975),
+            paired(b_tr[m], a_tr[m], z=Z975),
+            # eq. (5): both runs over the baseline run time, no floor of 1
+            paired(
+                bounded_slowdown(b_tt[m], b_tr[m], floor=0.0),
+                bounded_slowdown(a_tt[m], b_tr[m], floor=0.0),
+                z=Z975,
+            ),
         )
     first_kept = int(np.argmax(keep)) if keep.any() else 0
     t0, t1 = float(submit[first_kept]), float(submit.max())

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ejb.experiments.stats import Paired, analysis_mask, paired
 from ejb.params import EJBParams
 from ejb.sim_driver import EJBController, ElasticRecord
+from slurm_ext.metrics import Z975, PairedChange, paired, window_mask
 from slurm_ext.sim import Simulator, Workload
 from slurm_ext.sim.result import SimResult
 
@@ -60,16 +60,16 @@ class OneElasticResult:
         return np.array([getattr(o, name) for o in self.outcomes], dtype=float)
 
     @property
-    def wait(self) -> Paired:
-        return paired(self._base("base_wait"), self._arr("wait"))
+    def wait(self) -> PairedChange:
+        return paired(self._base("base_wait"), self._arr("wait"), z=Z975)
 
     @property
-    def run(self) -> Paired:
-        return paired(self._base("base_run"), self._arr("run"))
+    def run(self) -> PairedChange:
+        return paired(self._base("base_run"), self._arr("run"), z=Z975)
 
     @property
-    def turnaround(self) -> Paired:
-        return paired(self._base("base_turnaround"), self._arr("turnaround"))
+    def turnaround(self) -> PairedChange:
+        return paired(self._base("base_turnaround"), self._arr("turnaround"), z=Z975)
 
     def speedups(self) -> np.ndarray:
         """``S_tt`` of eq. (4) per target (baseline tt / elastic tt)."""
@@ -83,7 +83,7 @@ def baseline(workload: Workload) -> SimResult:
 
 def select_targets(base: SimResult, params: EJBParams, sample: int = 1) -> list[int]:
     """Job ids (arrival order) with ``P >= min_procs`` and baseline wait > 0, inside the window."""
-    keep = analysis_mask(base.submit, base.end)
+    keep = window_mask(base.submit, base.end)
     wait = base.start - base.submit
     mask = keep & (base.size >= params.min_procs) & (wait > 0) & (base.start >= 0)
     ids = [int(j) for j in base.job_id[mask]]

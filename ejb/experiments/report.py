@@ -18,14 +18,18 @@ from ejb.experiments import paper
 from ejb.experiments.all_elastic import AllElasticResult, table4
 from ejb.experiments.one_elastic import OneElasticResult
 from ejb.experiments.sensitivity import Point
-from ejb.experiments.stats import Paired, pct
+from slurm_ext.metrics import PairedChange
+
+
+def pct(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{x * 100:+.1f}%"
 
 
 def _num(x: float) -> str:
     return "n/a" if math.isnan(x) else f"{x:,.0f}"
 
 
-def _ci(p: Paired) -> str:
+def _ci(p: PairedChange) -> str:
     return f"({_num(p.ci_low)}, {_num(p.ci_high)})"
 
 
@@ -235,7 +239,7 @@ def slowdown_text(r: AllElasticResult) -> str:
     )
 
 
-def _paired_dict(p: Paired) -> dict[str, float | bool]:
+def _paired_dict(p: PairedChange) -> dict[str, float | bool]:
     return {
         "before": p.before,
         "after": p.after,

@@ -1,18 +1,20 @@
 """Metrics of simulated runs: per job (:mod:`.jobs`), per run (:mod:`.summary`), paired (:mod:`.compare`)."""
 
-from slurm_ext.metrics.compare import PairedChange, compare_runs, paired_change
+from slurm_ext.metrics.compare import Z975, PairedChange, compare_runs, paired, paired_change
 from slurm_ext.metrics.jobs import (
     BSLD_TAU,
     JobMetrics,
     bounded_slowdown,
     job_metrics,
     steady_mask,
+    window_mask,
     write_jobs_csv,
 )
 from slurm_ext.metrics.summary import RunSummary, format_table, summarize, summary_table
 
 __all__ = [
     "BSLD_TAU",
+    "Z975",
     "JobMetrics",
     "PairedChange",
     "RunSummary",
@@ -20,8 +22,10 @@ __all__ = [
     "compare_runs",
     "format_table",
     "job_metrics",
+    "paired",
     "paired_change",
     "steady_mask",
+    "window_mask",
     "summarize",
     "summary_table",
     "write_jobs_csv",

@@ -3,7 +3,8 @@
 Jobs are paired by job id; a job counts if it is in the steady window of both runs. For each
 metric the per-job differences ``after - before`` give a mean difference with a Student-t 95%
 interval; the relative change is that difference over the baseline mean (the baseline mean taken
-as fixed), which is how ``004_*`` Table 3 reports its intervals.
+as fixed), which is how ``004_*`` Table 3 reports its intervals. :func:`paired` does the same
+for any two aligned arrays (the EJB experiments pair their own columns with it).
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ _T975 = {
 }  # fmt: skip
 
 
+# The normal 97.5% quantile as the EJB experiments have always used it (one ulp from the
+# NormalDist value t_quantile_975 expands around; kept so that their numbers do not move).
+Z975 = 1.959963984540054
+
+
 def t_quantile_975(dof: int) -> float:
     if dof < 1:
         return math.nan
@@ -35,39 +41,76 @@ def t_quantile_975(dof: int) -> float:
     return z + (z**3 + z) / (4 * dof) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * dof**2)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PairedChange:
-    metric: str
+    """Means before and after, and the 95% CI of the mean paired difference (after - before)."""
+
     n: int
-    mean_before: float
-    mean_after: float
+    before: float  # mean before
+    after: float  # mean after
     mean_diff: float
     ci_low: float
     ci_high: float
+    metric: str = ""
 
     @property
     def percent(self) -> float:
-        return 100.0 * self.mean_diff / self.mean_before if self.mean_before else math.nan
+        """The mean paired difference over the mean before, in percent."""
+        return 100.0 * self.mean_diff / self.before if self.before else math.nan
 
     @property
     def percent_ci(self) -> tuple[float, float]:
-        if not self.mean_before:
+        if not self.before:
             return (math.nan, math.nan)
-        return (100.0 * self.ci_low / self.mean_before, 100.0 * self.ci_high / self.mean_before)
+        return (100.0 * self.ci_low / self.before, 100.0 * self.ci_high / self.before)
+
+    @property
+    def change(self) -> float:
+        """Relative change of the mean, e.g. -0.378 for -37.8% (``004_*`` Table 3)."""
+        return (self.after - self.before) / self.before if self.before else math.nan
+
+    @property
+    def ci_change(self) -> tuple[float, float]:
+        """The CI of the difference relative to the mean before (Table 3's bracket)."""
+        if not self.before:
+            return (math.nan, math.nan)
+        return (self.ci_low / self.before, self.ci_high / self.before)
+
+    @property
+    def significant(self) -> bool:
+        """Whether the interval excludes zero."""
+        return not (self.ci_low <= 0.0 <= self.ci_high)
+
+
+def paired(
+    before: np.ndarray, after: np.ndarray, *, z: float | None = None, metric: str = ""
+) -> PairedChange:
+    """Paired comparison of ``after[k]`` with ``before[k]``.
+
+    The interval uses the Student-t quantile for ``n - 1`` degrees of freedom, or the fixed
+    quantile ``z`` (the EJB experiments use the normal :data:`Z975`: thousands of pairs).
+    A single pair gives an unbounded interval.
+    """
+    b = np.asarray(before, dtype=float)
+    a = np.asarray(after, dtype=float)
+    n = len(b)
+    if n == 0:
+        return PairedChange(0, math.nan, math.nan, math.nan, math.nan, math.nan, metric)
+    d = a - b
+    mean = float(d.mean())
+    if n > 1:
+        q = t_quantile_975(n - 1) if z is None else z
+        half = q * float(d.std(ddof=1)) / math.sqrt(n)
+    else:
+        half = math.inf
+    return PairedChange(n, float(b.mean()), float(a.mean()), mean, mean - half, mean + half, metric)
 
 
 def paired_change(before: JobMetrics, after: JobMetrics, metric: str) -> PairedChange:
-    common, ib, ia = np.intersect1d(before.job_id, after.job_id, assume_unique=True, return_indices=True)
+    """``metric`` of the jobs in the steady window of both runs, paired by job id."""
+    _, ib, ia = np.intersect1d(before.job_id, after.job_id, assume_unique=True, return_indices=True)
     keep = before.steady[ib] & after.steady[ia]
-    b = getattr(before, metric)[ib][keep].astype(float)
-    a = getattr(after, metric)[ia][keep].astype(float)
-    n = len(b)
-    if n == 0:
-        return PairedChange(metric, 0, math.nan, math.nan, math.nan, math.nan, math.nan)
-    d = a - b
-    mean = float(d.mean())
-    half = t_quantile_975(n - 1) * float(d.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
-    return PairedChange(metric, n, float(b.mean()), float(a.mean()), mean, mean - half, mean + half)
+    return paired(getattr(before, metric)[ib][keep], getattr(after, metric)[ia][keep], metric=metric)
 
 
 def compare_runs(

@@ -11,6 +11,7 @@ import numpy as np
 from slurm_ext.sim.result import SimResult
 
 BSLD_TAU = 10.0  # seconds: the usual bounded-slowdown threshold (EJB paper 004_*, §6.1)
+WARMUP = 0.01  # fraction of the first arrivals left out of statistics (004_* §5)
 
 
 @dataclass
@@ -38,33 +39,48 @@ class JobMetrics:
         return JobMetrics(**{k: v[mask] for k, v in self.__dict__.items()})
 
 
-def bounded_slowdown(wait: np.ndarray, run: np.ndarray, tau: float = BSLD_TAU) -> np.ndarray:
-    """``max(1, (wait + run) / max(run, tau))``."""
-    return np.maximum(1.0, (wait + run) / np.maximum(run, tau))
+def bounded_slowdown(
+    turnaround: np.ndarray, run: np.ndarray, tau: float = BSLD_TAU, floor: float = 1.0
+) -> np.ndarray:
+    """``max(floor, turnaround / max(run, tau))``.
+
+    ``run`` is usually the job's own run time; the EJB experiments divide both runs'
+    turnarounds by the *baseline* run time (``004_*`` eq. 5) and use no floor (``floor=0``).
+    """
+    t = np.asarray(turnaround, dtype=float)
+    return np.maximum(floor, t / np.maximum(np.asarray(run, dtype=float), tau))
 
 
-def steady_mask(result: SimResult, warmup: float = 0.01, cooldown: bool = True) -> np.ndarray:
-    """Jobs kept for statistics: not among the first ``warmup`` fraction of arrivals and, with
-    ``cooldown``, not ending after the last arrival (``004_*`` §5)."""
-    n = len(result)
+def window_mask(
+    submit: np.ndarray, end: np.ndarray, warmup: float = WARMUP, cooldown: bool = True
+) -> np.ndarray:
+    """Jobs kept for statistics (``004_*`` §5): not among the first ``warmup`` fraction of
+    arrivals and, with ``cooldown``, ended (``end >= 0``) no later than the last arrival."""
+    n = len(submit)
     keep = np.ones(n, dtype=bool)
     if n == 0:
         return keep
-    order = np.argsort(result.submit, kind="stable")
+    order = np.argsort(submit, kind="stable")
     keep[order[: int(n * warmup)]] = False
     if cooldown:
-        keep &= result.end <= result.submit.max()
+        keep &= (end >= 0) & (end <= submit.max())
     return keep
 
 
+def steady_mask(result: SimResult, warmup: float = WARMUP, cooldown: bool = True) -> np.ndarray:
+    """:func:`window_mask` of a run."""
+    return window_mask(result.submit, result.end, warmup, cooldown)
+
+
 def job_metrics(
-    result: SimResult, *, warmup: float = 0.01, cooldown: bool = True, tau: float = BSLD_TAU
+    result: SimResult, *, warmup: float = WARMUP, cooldown: bool = True, tau: float = BSLD_TAU
 ) -> JobMetrics:
     fin = result.finished
     steady = steady_mask(result, warmup, cooldown)[fin]
     submit, start, end = result.submit[fin], result.start[fin], result.end[fin]
     wait = start - submit
     run = end - start
+    turnaround = wait + run
     return JobMetrics(
         job_id=result.job_id[fin],
         submit=submit,
@@ -73,8 +89,8 @@ def job_metrics(
         nodes=result.size[fin],
         wait=wait,
         run=run,
-        turnaround=wait + run,
-        bounded_slowdown=bounded_slowdown(wait, run, tau),
+        turnaround=turnaround,
+        bounded_slowdown=bounded_slowdown(turnaround, run, tau),
         resizes=result.resizes[fin],
         malleable=result.malleable[fin],
         state=result.state[fin],

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from ejb.experiments.all_elastic import all_elastic, fragmentation, table4
-from ejb.experiments.stats import analysis_mask, paired
 from ejb.params import EJBParams
 from ejb.sim_driver import EJBController
+from slurm_ext.metrics import paired, window_mask
 from slurm_ext.sim import Simulator
 from slurm_ext.workloads import bundled_trace_path, load_swf
 
@@ -72,7 +72,7 @@ def test_warmup_and_cooldown_exclusion():
     submit = np.arange(200, dtype=float)
     end = submit.copy()
     end[-3:] = 1000  # end after the last arrival
-    keep = analysis_mask(submit, end)
+    keep = window_mask(submit, end)
     assert not keep[:2].any() and keep[2:-3].all() and not keep[-3:].any()
 
 
