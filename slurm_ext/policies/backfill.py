@@ -13,7 +13,7 @@ from typing import ClassVar
 from slurm_ext.decisions import Decision
 from slurm_ext.model import Job, Snapshot
 from slurm_ext.policies.base import Policy
-from slurm_ext.policies.cluster import WorkCluster
+from slurm_ext.policies.cluster import WorkCluster, check_depth
 
 
 def _submitted(job: Job) -> int:
@@ -25,9 +25,7 @@ class Backfill(Policy):
     schedules_jobs: ClassVar[bool] = True
 
     def __init__(self, reservation_depth: int = 5) -> None:
-        if reservation_depth < 1:
-            raise ValueError(f"reservation_depth must be >= 1, got {reservation_depth}")
-        self.depth = reservation_depth
+        self.depth = check_depth(reservation_depth)
 
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
         cl = WorkCluster(snap)

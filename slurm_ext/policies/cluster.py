@@ -19,6 +19,13 @@ from slurm_ext.model import Job, Snapshot
 from slurm_ext.policies.profile import INF, Profile
 
 
+def check_depth(reservation_depth: int) -> int:
+    """Maui's ``ReservationDepth`` for the policies' backfill: at least one reservation."""
+    if reservation_depth < 1:
+        raise ValueError(f"reservation_depth must be >= 1, got {reservation_depth}")
+    return reservation_depth
+
+
 def scaled_duration(job: Job, nodes: int) -> float:
     """Requested time of a pending ``job`` if started on ``nodes`` nodes (work conserved)."""
     if job.time_limit is None:
@@ -153,27 +160,18 @@ class WorkCluster:
             r.size, r.ask = r.ask, None
 
     # --- shared building blocks -------------------------------------------------------------
-    def reclaim(self, need: int, donors: Iterable[Running], reason: str, for_job: int | None) -> bool:
-        """Shrink ``donors`` in the given order (each down to its min) until ``need`` more nodes
-        are free. Does nothing and returns False if they cannot free enough together."""
-        donors = [d for d in donors if d.size > d.min]
-        short = need - self.free
-        if short <= 0:
-            return True
-        if sum(d.size - d.min for d in donors) < short:
-            return False
-        for d in donors:
-            if short <= 0:
-                break
-            take = min(d.size - d.min, short)
-            self.resize(d, d.size - take, reason, for_job)
-            short -= take
-        return True
-
-    def reclaim_largest_first(
-        self, need: int, donors: list[Running], reason: str, for_job: int | None
+    def reclaim(
+        self,
+        need: int,
+        donors: Iterable[Running],
+        reason: str,
+        for_job: int | None,
+        *,
+        largest_first: bool = False,
     ) -> bool:
-        """Take nodes one at a time from the donor currently holding the most nodes."""
+        """Shrink ``donors`` (each down to its min) until ``need`` more nodes are free: in the
+        given order, or with ``largest_first`` one node at a time from the donor then holding the
+        most. Does nothing and returns False if they cannot free enough together."""
         donors = [d for d in donors if d.size > d.min]
         short = need - self.free
         if short <= 0:
@@ -181,13 +179,20 @@ class WorkCluster:
         if sum(d.size - d.min for d in donors) < short:
             return False
         target = {d.job_id: d.size for d in donors}
-        for _ in range(short):
-            d = max(
-                (d for d in donors if target[d.job_id] > d.min), key=lambda d: (target[d.job_id], d.job_id)
-            )
-            target[d.job_id] -= 1
+        if largest_first:
+            for _ in range(short):
+                d = max(
+                    (d for d in donors if target[d.job_id] > d.min),
+                    key=lambda d: (target[d.job_id], d.job_id),
+                )
+                target[d.job_id] -= 1
+        else:
+            for d in donors:
+                take = min(d.size - d.min, short)
+                target[d.job_id] -= take
+                short -= take
         for d in donors:
-            self.resize(d, target[d.job_id], reason, for_job)
+            self.resize(d, target[d.job_id], reason, for_job)  # no-op where the target is the size
         return True
 
     def equipartition(self, jobs: list[Running], nodes: int, reason: str, for_job: int | None = None) -> None:

@@ -37,7 +37,14 @@ from typing import ClassVar
 from slurm_ext.decisions import Decision
 from slurm_ext.model import Job, Snapshot
 from slurm_ext.policies.base import Policy
-from slurm_ext.policies.cluster import Running, WorkCluster, leading_starts, min_size, scaled_duration
+from slurm_ext.policies.cluster import (
+    Running,
+    WorkCluster,
+    check_depth,
+    leading_starts,
+    min_size,
+    scaled_duration,
+)
 
 _NONE = None  # "expanded for no specific StartLater job" (second expansion step)
 
@@ -48,9 +55,7 @@ class DBES(Policy):
 
     def __init__(self, reservation_depth: int = 5) -> None:
         # 000_* §V.A: "all the experiments were performed with ReservationDepth in Maui set to 5".
-        if reservation_depth < 1:
-            raise ValueError(f"reservation_depth must be >= 1, got {reservation_depth}")
-        self.depth = reservation_depth
+        self.depth = check_depth(reservation_depth)
         # running malleable job id -> pending job id it was expanded for, or None (step two)
         self.expanded_for: dict[int, int | None] = {}
 

@@ -22,7 +22,8 @@ class EP(ClassicMalleable):
         return sorted(jobs, key=lambda r: (-r.size, r.job_id))
 
     def reclaim(self, cl: WorkCluster, need: int, donors: list[Running], for_job: int) -> bool:
-        return cl.reclaim_largest_first(need, donors, f"EP: equal shrink to start job {for_job}", for_job)
+        why = f"EP: equal shrink to start job {for_job}"
+        return cl.reclaim(need, donors, why, for_job, largest_first=True)
 
     def expand(self, cl: WorkCluster, jobs: list[Running]) -> None:
         cl.equipartition(jobs, cl.free, "EP: equipartition idle nodes")

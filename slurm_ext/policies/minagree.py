@@ -35,7 +35,7 @@ class MinAgree(Policy):
                 continue
             donors = [r for r in cl.malleable_running() if r.size > r.min]
             why = f"minAgree step 2: shrink largest jobs to start job {job.job_id}"
-            if not cl.reclaim_largest_first(n, donors, why, job.job_id):
+            if not cl.reclaim(n, donors, why, job.job_id, largest_first=True):
                 break
             cl.start(job, n, "minAgree step 2: started on nodes extracted from malleable jobs")
         jobs = [r for r in cl.malleable_running() if r.size < r.max]
