@@ -31,6 +31,15 @@ class Group:
     run: PairedChange
     slowdown: PairedChange
 
+    def metrics(self) -> dict[str, PairedChange]:
+        """The paired comparisons by metric name (as in the CSV and JSON outputs)."""
+        return {
+            "turnaround": self.turnaround,
+            "wait": self.wait,
+            "run": self.run,
+            "bounded_slowdown": self.slowdown,
+        }
+
 
 @dataclass
 class AllElasticResult:

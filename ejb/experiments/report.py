@@ -257,13 +257,7 @@ def all_elastic_summary(r: AllElasticResult) -> dict[str, Any]:
         "workload": r.workload,
         "params": asdict(r.params),
         "groups": {
-            g.name: {
-                "jobs": g.n,
-                "turnaround": _paired_dict(g.turnaround),
-                "wait": _paired_dict(g.wait),
-                "run": _paired_dict(g.run),
-                "bounded_slowdown": _paired_dict(g.slowdown),
-            }
+            g.name: {"jobs": g.n} | {name: _paired_dict(p) for name, p in g.metrics().items()}
             for g in r.groups.values()
         },
         "fragmentation": {"before": r.fragmentation[0], "after": r.fragmentation[1], "nodes": r.nodes},
@@ -281,12 +275,7 @@ def all_elastic_csv(r: AllElasticResult, path: Path) -> None:
             ["job_type", "jobs", "metric", "before", "after", "change", "ci_low", "ci_high", "significant"]
         )
         for g in r.groups.values():
-            for name, p in (
-                ("turnaround", g.turnaround),
-                ("wait", g.wait),
-                ("run", g.run),
-                ("bounded_slowdown", g.slowdown),
-            ):
+            for name, p in g.metrics().items():
                 w.writerow(
                     [g.name, g.n, name, p.before, p.after, p.change, p.ci_low, p.ci_high, p.significant]
                 )
