@@ -5,6 +5,7 @@ Policies and EJB logic talk to a :class:`ClusterBackend`; they never know which 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -36,11 +37,16 @@ class ClusterBackend(Protocol):
 
     def cancel(self, job_id: int) -> None: ...
 
-    def shrink(self, job_id: int, new_size: int) -> None:
-        """Release nodes of a running job until it holds ``new_size``."""
+    def shrink(
+        self, job_id: int, new_size: int, keep: Sequence[str] | None = None, snap: Snapshot | None = None
+    ) -> None:
+        """Release nodes of a running job until it holds ``new_size`` (``keep``: which nodes stay).
+
+        ``snap``: a snapshot the caller just took, so the backend need not read the cluster again.
+        """
         ...
 
-    def expand(self, job_id: int, new_size: int, timeout: float = 10.0) -> None:
+    def expand(self, job_id: int, new_size: int, timeout: float = 10.0, snap: Snapshot | None = None) -> None:
         """Grow a running job to ``new_size`` nodes, or raise if the nodes do not come in ``timeout``."""
         ...
 

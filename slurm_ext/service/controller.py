@@ -227,7 +227,7 @@ class Controller:
                 ok=True, reason=verb, nodes=r.old_nodes + r.nodes if r.kind == "expand" else r.old_nodes
             )
         try:  # the application could not use the new nodes: give them back
-            self.backend.shrink(r.job_id, r.old_size, keep=r.old_nodes)  # type: ignore[call-arg]
+            self.backend.shrink(r.job_id, r.old_size, keep=r.old_nodes)
             reason = f"expansion undone, back to {r.old_nodes}"
         except Exception as exc:
             reason = f"giving the nodes back failed: {exc}"
@@ -279,18 +279,12 @@ class Controller:
         return p.Done(ok=True, reason="shrunk", nodes=list(r.nodes))
 
     def _shrink_allocation(self, r: Reconf) -> None:
-        """Release the nodes not kept. The decision already checked, on a fresh snapshot, that the
-        job runs and holds ``r.old_nodes``; so with the live adapter the ``scontrol update`` is
-        issued directly through its command runner (its ``shrink`` re-reads the whole cluster
-        first, which costs a third of the shrink budget), else through ``backend.shrink``.
+        """Release the nodes not kept. The decision checked, on a fresh snapshot, that the job runs
+        on ``r.old_nodes``, and the in-flight lock kept anyone else from resizing it since: the
+        cached snapshot is passed on so that the backend does not read the whole cluster again
+        (that read costs a third of the shrink budget).
         """
-        cmd = getattr(self.backend, "cmd", None)
-        if cmd is None:
-            self.backend.shrink(r.job_id, r.new_size, keep=r.nodes)  # type: ignore[call-arg]
-            return
-        from slurm_ext.slurm.parse import compress_nodes
-
-        cmd.run(["scontrol", "update", f"JobId={r.job_id}", f"NodeList={compress_nodes(list(r.nodes))}"])
+        self.backend.shrink(r.job_id, r.new_size, keep=r.nodes, snap=self.cache.get(max_age=float("inf")))
 
     def _boost(self, r: Reconf) -> None:
         for job_id in r.boosts:
@@ -357,23 +351,16 @@ class Controller:
         Only resizers older than any live expansion can be: other services may be expanding
         their jobs on the same cluster right now, and their resizers are not ours to cancel.
         """
-        try:
-            from slurm_ext.slurm.adapter import RESIZER_PREFIX
-        except ImportError:
+        sweep = getattr(self.backend, "cancel_orphan_resizers", None)
+        if sweep is None:  # backends without resizer jobs (the simulator)
             return
         try:
             snap = snap or self.cache.fresh()
+            max_age = max(self.options.expand_timeout, 10.0) + 60.0
+            for job_id in sweep(older_than=max_age, snap=snap):
+                log.warning("cancelled orphan resizer job %s", job_id)
         except Exception as exc:
             log.warning("resizer sweep failed: %s", exc)
-            return
-        max_age = max(self.options.expand_timeout, 10.0) + 60.0
-        for job in snap.jobs:
-            if job.name.startswith(RESIZER_PREFIX) and snap.time - job.submit_time > max_age:
-                try:
-                    self.backend.cancel(job.job_id)
-                    log.warning("cancelled orphan resizer job %s (%s)", job.job_id, job.name)
-                except Exception as exc:
-                    log.warning("cancelling orphan resizer %s failed: %s", job.job_id, exc)
 
     def housekeeping(self) -> None:
         """Forget reconfigurations of finished jobs or never committed; cancel orphan resizers."""

@@ -89,12 +89,15 @@ class SlurmCluster:
         self.cmd.run(["scancel", str(job_id)])
 
     # ----- resizing ----------------------------------------------------------------------------
-    def shrink(self, job_id: int, new_size: int, keep: Sequence[str] | None = None) -> None:
+    def shrink(
+        self, job_id: int, new_size: int, keep: Sequence[str] | None = None, snap: Snapshot | None = None
+    ) -> None:
         """Release nodes of a running job. ``keep`` names the nodes to keep (default: Slurm's choice).
 
         Slurm kills tasks on released nodes at once: the application must have left them.
+        ``snap``: a snapshot just taken by the caller, to skip reading the cluster again.
         """
-        job = self._running(job_id, "shrink")
+        job = self._running(job_id, "shrink", snap)
         if not 1 <= new_size < job.node_count:
             raise InvalidRequest(
                 f"cannot shrink job {job_id} from {job.node_count} to {new_size} nodes "
@@ -109,7 +112,7 @@ class SlurmCluster:
         else:
             self.cmd.run(["scontrol", "update", f"JobId={job_id}", f"NumNodes={new_size}"])
 
-    def expand(self, job_id: int, new_size: int, timeout: float = 10.0) -> None:
+    def expand(self, job_id: int, new_size: int, timeout: float = 10.0, snap: Snapshot | None = None) -> None:
         """Grow a running job with the resizer-job sequence; on any failure the resizer is cancelled.
 
         1. ``salloc --no-shell -N k --dependency=expand:A --immediate=T`` at top priority (a resizer must
@@ -117,7 +120,7 @@ class SlurmCluster:
         2. ``scontrol update JobId=B NumNodes=0``  (B's nodes become free-floating, held for A)
         3. ``scancel B``;  4. ``scontrol update JobId=A NumNodes=ALL``  (A absorbs them)
         """
-        job = self._running(job_id, "expand")
+        job = self._running(job_id, "expand", snap)
         extra = new_size - job.node_count
         if extra < 1:
             raise InvalidRequest(f"cannot expand job {job_id} from {job.node_count} to {new_size} nodes")
@@ -154,12 +157,17 @@ class SlurmCluster:
             self._cancel_quietly(resizer)
         self.cmd.run(["scontrol", "update", f"JobId={job_id}", "NumNodes=ALL"])
 
-    def cancel_orphan_resizers(self, in_flight: Sequence[int] = ()) -> list[int]:
-        """Cancel resizer jobs not part of an expansion in progress; returns their ids."""
+    def cancel_orphan_resizers(self, older_than: float, snap: Snapshot | None = None) -> list[int]:
+        """Cancel resizer jobs submitted more than ``older_than`` seconds ago; returns their ids.
+
+        Younger resizers may belong to an expansion in progress (of this or another service),
+        so pass an age above the longest expand deadline.
+        """
+        snap = snap or self.snapshot()
         orphans = [
             j.job_id
-            for j in self.snapshot().jobs
-            if j.name.startswith(RESIZER_PREFIX) and j.job_id not in in_flight
+            for j in snap.jobs
+            if j.name.startswith(RESIZER_PREFIX) and snap.time - j.submit_time > older_than
         ]
         for job_id in orphans:
             self._cancel_quietly(job_id)
@@ -183,8 +191,8 @@ class SlurmCluster:
     def _partition_args(self) -> list[str]:
         return ["-p", self.partition] if self.partition else []
 
-    def _running(self, job_id: int, verb: str) -> Job:
-        job = self.job(job_id)
+    def _running(self, job_id: int, verb: str, snap: Snapshot | None = None) -> Job:
+        job = self.job(job_id, snap)
         if not job.is_running:
             raise InvalidRequest(f"cannot {verb} job {job_id}: it is {job.state}, not RUNNING")
         return job

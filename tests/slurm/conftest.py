@@ -36,7 +36,9 @@ class Jobs:
                 raise AssertionError(f"timed out waiting for {what}")
             time.sleep(0.2)
 
-    def wait_running(self, job_id: int, timeout: float = 20) -> None:
+    # 60 s: after a pending resizer is cancelled, Slurm 22.05 holds back a job that needs every node
+    # for 20-40 s (see README, "Known Slurm behaviour"); tests that fill the cluster may follow one.
+    def wait_running(self, job_id: int, timeout: float = 60) -> None:
         self.wait(lambda: self.slurm.job(job_id).is_running, timeout, f"job {job_id} to run")
 
     def cleanup(self) -> None:

@@ -123,3 +123,15 @@ def test_clear_errors(slurm: SlurmCluster, jobs) -> None:
         slurm.expand(pending, 2)
     with pytest.raises(InvalidRequest, match="unrecognized option"):
         slurm.submit(JobRequest(nodes=1, extra_args=("--bogus",)))
+
+
+def test_orphan_resizer_sweep_spares_young_resizers(slurm: SlurmCluster, jobs) -> None:
+    # A resizer left behind by a crashed service: a pending job named like one (its target is gone).
+    filler = jobs.submit(slurm.snapshot().free)
+    jobs.wait_running(filler)
+    orphan = jobs.submit(1, name=f"{RESIZER_PREFIX}999999")
+    assert slurm.cancel_orphan_resizers(older_than=3600) == []  # may be a live expansion: kept
+    assert slurm.job(orphan).is_pending
+    jobs.wait(lambda: slurm.snapshot().time - slurm.job(orphan).submit_time > 1, 5, "the resizer to age")
+    assert slurm.cancel_orphan_resizers(older_than=1) == [orphan]
+    jobs.wait(lambda: slurm.snapshot().job(orphan) is None, 10, "the orphan to be cancelled")

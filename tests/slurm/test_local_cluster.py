@@ -50,7 +50,8 @@ def test_status_lists_daemons_and_nodes(local_cluster: LocalCluster) -> None:
     text = local_cluster.status_text()
     assert text.startswith("local cluster: up")
     assert "slurmctld" in text
-    nodes = [line.split()[0] for line in text.splitlines() if re.match(r"n\d+ (idle|allocated|mixed) ", line)]
+    serving = re.compile(r"n\d+ (idle|allocated|mixed|planned|completing) ")
+    nodes = [line.split()[0] for line in text.splitlines() if serving.match(line)]
     assert nodes == local_cluster.cfg.node_names
 
 

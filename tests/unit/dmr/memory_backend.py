@@ -11,6 +11,7 @@ import time
 
 from slurm_ext.errors import ResizeTimeout
 from slurm_ext.model import Job, JobState, Node, NodeState, Snapshot
+from slurm_ext.slurm.adapter import RESIZER_PREFIX
 
 
 class MemoryBackend:
@@ -41,7 +42,7 @@ class MemoryBackend:
             nodes = tuple(Node(n, NodeState.IDLE if n in idle else NodeState.ALLOCATED) for n in self.names)
             return Snapshot(time=time.time(), nodes=nodes, jobs=tuple(self.jobs.values()))
 
-    def expand(self, job_id: int, new_size: int, timeout: float = 10.0) -> None:
+    def expand(self, job_id: int, new_size: int, timeout: float = 10.0, snap: Snapshot | None = None) -> None:
         self.calls.append(("expand", job_id, new_size))
         time.sleep(self.expand_delay)
         with self.lock:
@@ -52,7 +53,9 @@ class MemoryBackend:
                 raise ResizeTimeout(f"no {extra} free node(s) for job {job_id}; resizer cancelled")
             self.jobs[job_id] = _with(job, job.nodes + tuple(idle[:extra]))
 
-    def shrink(self, job_id: int, new_size: int, keep: list[str] | None = None) -> None:
+    def shrink(
+        self, job_id: int, new_size: int, keep: list[str] | None = None, snap: Snapshot | None = None
+    ) -> None:
         self.calls.append(("shrink", job_id, new_size, tuple(keep or ())))
         with self.lock:
             job = self.jobs[job_id]
@@ -64,9 +67,19 @@ class MemoryBackend:
     def set_time_limit(self, job_id: int, seconds: float) -> None:
         self.calls.append(("set_time_limit", job_id, round(seconds)))
 
-    def cancel_orphan_resizers(self) -> list[int]:
-        self.calls.append(("sweep",))
-        return []
+    def cancel_orphan_resizers(self, older_than: float, snap: Snapshot | None = None) -> list[int]:
+        # Same contract as SlurmCluster.cancel_orphan_resizers (tested on the real cluster).
+        self.calls.append(("sweep", older_than))
+        now = time.time()
+        with self.lock:
+            old = [
+                i
+                for i, j in self.jobs.items()
+                if j.name.startswith(RESIZER_PREFIX) and now - j.submit_time > older_than
+            ]
+            for i in old:
+                del self.jobs[i]
+        return old
 
     def submit(self, request):  # noqa: ANN001, ANN201
         raise NotImplementedError
