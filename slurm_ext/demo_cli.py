@@ -9,14 +9,28 @@ from slurm_ext.errors import SlurmError
 from slurm_ext.slurm import SlurmCluster
 
 
-def demo_cmd() -> None:
-    """Run a job on the local cluster that is shrunk and then expanded, and print what happened."""
-    from slurm_ext.demo import resize_demo
+def demo_cmd(
+    resize_only: bool = typer.Option(False, "--resize-only", help="Only the adapter part (no MPI app)."),
+) -> None:
+    """Show elasticity on the local cluster, narrated.
 
-    cfg = load_config().cluster
+    Part 1: a running job shrunk and expanded through the Slurm adapter.
+    Part 2: the malleable Flexible Sleep app under the DMR control service: it grows on the idle
+    cluster, shrinks so a queued rigid job can start, and finishes with its state intact.
+    """
+    from slurm_ext.demo import resize_demo
+    from slurm_ext.malleable_demo import malleable_demo
+
+    slurm = SlurmCluster(load_config().cluster.slurm_conf)
     try:
-        resize_demo(SlurmCluster(cfg.slurm_conf), typer.echo)
-    except SlurmError as exc:
+        typer.secho("== 1. resizing a running job through the Slurm adapter", bold=True)
+        resize_demo(slurm, typer.echo)
+        if not resize_only:
+            typer.secho("== 2. a malleable MPI app under the DMR control service", bold=True)
+            result = malleable_demo(slurm, typer.echo)
+            if not result["checksum_ok"]:
+                raise typer.Exit(1)
+    except (SlurmError, RuntimeError, TimeoutError) as exc:
         typer.secho(
             f"error: {exc} (is the cluster up? `slurm-ext cluster up`)", fg=typer.colors.RED, err=True
         )
