@@ -41,27 +41,6 @@ class ServiceOptions:
     reduce_time_limit: bool = True  # after an expand, scale it back by old/new (never below the original)
 
 
-def _steps_on_via_squeue(backend: ClusterBackend):  # noqa: ANN202
-    """``steps_on(job, nodes)`` through the adapter's command runner: job steps touching ``nodes``."""
-    cmd = getattr(backend, "cmd", None)
-    if cmd is None:
-        return None
-    from hostlist import expand_hostlist
-
-    def steps_on(job_id: int, nodes: list[str]) -> list[str]:
-        out = cmd.run(["squeue", "-h", "-s", "-j", str(job_id), "-o", "%i %N"], check=False).stdout
-        hits = []
-        for line in out.splitlines():
-            step, _, where = line.strip().partition(" ")
-            if step.endswith((".batch", ".extern")) or not where:
-                continue
-            if set(expand_hostlist(where)) & set(nodes):
-                hits.append(step)
-        return hits
-
-    return steps_on
-
-
 def _none(reason: str) -> p.Decision:
     return p.Decision(action=p.ACTION_NONE, reason=reason)
 
@@ -305,7 +284,7 @@ class Controller:
 
     def _wait_steps_gone(self, job_id: int, released: list[str]) -> None:
         """Give the leaving ranks' job steps a moment to end before Slurm kills what is left."""
-        steps = getattr(self.backend, "steps_on", None) or _steps_on_via_squeue(self.backend)
+        steps = getattr(self.backend, "steps_on", None)  # live Slurm only: the simulator has no steps
         if steps is None:
             return
         deadline = time.monotonic() + self.options.steps_grace

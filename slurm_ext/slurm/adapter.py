@@ -16,9 +16,10 @@ from pathlib import Path
 from slurm_ext.backend import JobRequest
 from slurm_ext.errors import InvalidRequest, JobNotFound, ResizeTimeout, SlurmError
 from slurm_ext.model import Job, Snapshot
-from slurm_ext.slurm.commands import SlurmCommands
+from slurm_ext.slurm.commands import SlurmCommands, classify
 from slurm_ext.slurm.parse import (
     compress_nodes,
+    expand_nodes,
     parse_jobs,
     parse_nodes,
     parse_salloc_job_id,
@@ -64,8 +65,26 @@ class SlurmCluster:
         if time_limit is not None:
             args += ["-t", str(max(1, math.ceil(time_limit / 60)))]
         res = self.cmd.run([*args, "--wrap", "true"], check=False)
-        start, _ = parse_test_only(res.stderr + res.stdout)
+        try:
+            start, _ = parse_test_only(res.stderr + res.stdout)
+        except ValueError:
+            msg = (res.stderr or res.stdout).strip()
+            raise classify(msg)(f"sbatch --test-only: {msg}", args, msg) from None
         return start.timestamp() <= time.time() + slack
+
+    def steps_on(self, job_id: int, nodes: Sequence[str]) -> list[str]:
+        """Ids of the job's application steps (not batch/extern) running on any of ``nodes``.
+
+        A shrink must wait for these to end: Slurm kills tasks on released nodes.
+        """
+        out = self.cmd.run(["squeue", "-h", "-s", "-j", str(job_id), "-o", "%i %N"], check=False).stdout
+        wanted = set(nodes)
+        hits = []
+        for line in out.splitlines():
+            step, _, where = line.strip().partition(" ")
+            if not step.endswith((".batch", ".extern")) and wanted & set(expand_nodes(where)):
+                hits.append(step)
+        return hits
 
     # ----- job lifecycle -----------------------------------------------------------------------
     def submit(self, request: JobRequest) -> int:

@@ -16,6 +16,7 @@ _PATTERNS: list[tuple[str, type[SlurmError]]] = [
     ("connection refused", SlurmUnavailable),
     ("could not establish a configuration source", SlurmUnavailable),
     ("unrecognized option", InvalidRequest),
+    ("requested node configuration is not available", InvalidRequest),
     ("invalid option", InvalidRequest),
     ("invalid", InvalidRequest),
     ("not supported", InvalidRequest),

@@ -135,3 +135,19 @@ def test_orphan_resizer_sweep_spares_young_resizers(slurm: SlurmCluster, jobs) -
     jobs.wait(lambda: slurm.snapshot().time - slurm.job(orphan).submit_time > 1, 5, "the resizer to age")
     assert slurm.cancel_orphan_resizers(older_than=1) == [orphan]
     jobs.wait(lambda: slurm.snapshot().job(orphan) is None, 10, "the orphan to be cancelled")
+
+
+def test_steps_on_lists_application_steps_by_node(slurm: SlurmCluster, jobs) -> None:
+    job_id = jobs.submit(2, command="srun -N 1 -n 1 sleep 600 & srun -N 1 -n 1 sleep 600 & wait")
+    jobs.wait_running(job_id)
+    nodes = slurm.job(job_id).nodes
+    jobs.wait(lambda: len(slurm.steps_on(job_id, nodes)) == 2, 20, "two steps")
+    for node in nodes:
+        (step,) = slurm.steps_on(job_id, [node])
+        assert step.startswith(f"{job_id}.")
+    assert slurm.steps_on(job_id, ["n99"]) == []
+
+
+def test_impossible_test_only_is_a_clear_error(slurm: SlurmCluster) -> None:
+    with pytest.raises(InvalidRequest):
+        slurm.would_start_now(slurm.snapshot().total_nodes + 5)

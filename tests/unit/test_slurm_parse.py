@@ -82,6 +82,7 @@ def test_salloc_job_id() -> None:
         ),
         ("Node count specification invalid for job 1", InvalidRequest),
         ("sbatch: unrecognized option '--bogus'", InvalidRequest),
+        ("allocation failure: Requested node configuration is not available", InvalidRequest),
         ("salloc: error: Job submit/allocate failed: Job dependency problem", InvalidRequest),
         ("squeue: error: Unable to contact slurm controller (connect failure)", SlurmUnavailable),
         ("something nobody foresaw", SlurmError),
