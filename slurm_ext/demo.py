@@ -11,11 +11,11 @@ from slurm_ext.slurm import SlurmCluster
 Say = Callable[[str], None]
 
 
-def _wait_running(slurm: SlurmCluster, job_id: int, timeout: float = 30) -> None:
+def wait_until(cond: Callable[[], bool], timeout: float, what: str) -> None:
     end = time.monotonic() + timeout
-    while not slurm.job(job_id).is_running:
+    while not cond():
         if time.monotonic() > end:
-            raise TimeoutError(f"job {job_id} did not start within {timeout:.0f} s")
+            raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
         time.sleep(0.2)
 
 
@@ -31,7 +31,7 @@ def resize_demo(slurm: SlurmCluster, say: Say, start: int = 4, sizes: tuple[int,
         )
     )
     try:
-        _wait_running(slurm, job_id)
+        wait_until(lambda: slurm.job(job_id).is_running, 30, f"job {job_id} to start")
         job = slurm.job(job_id)
         say(f"job {job_id} running on {job.node_count} nodes: {','.join(job.nodes)}")
         for size in sizes:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 from slurm_ext.backend import JobRequest
+from slurm_ext.demo import wait_until
 from slurm_ext.policies.dmr import DMRPolicy
 from slurm_ext.service import Controller, Server, ServiceOptions
 from slurm_ext.slurm import SlurmCluster
@@ -28,14 +28,6 @@ Say = Callable[[str], None]
 def _size(slurm: SlurmCluster, job_id: int) -> tuple[str, int, str]:
     job = slurm.snapshot().job(job_id)
     return ("GONE", 0, "") if job is None else (job.state.value, job.node_count, ",".join(job.nodes))
-
-
-def _wait(cond: Callable[[], bool], timeout: float, what: str) -> None:
-    end = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > end:
-            raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(0.3)
 
 
 def malleable_demo(slurm: SlurmCluster, say: Say, max_nodes: int = 4, state_mb: int = 256) -> dict:
@@ -78,22 +70,22 @@ def malleable_demo(slurm: SlurmCluster, say: Say, max_nodes: int = 4, state_mb: 
             seen = now
             return now
 
-        _wait(lambda: report()[1] == max_nodes, 90, f"FS to grow to {max_nodes} nodes")
+        wait_until(lambda: report()[1] == max_nodes, 90, f"FS to grow to {max_nodes} nodes")
         filler = slurm.submit(JobRequest(nodes=slurm.snapshot().free, name="filler", time_limit=600,
                                          command="sleep 600", extra_args=("-o", "/dev/null")))  # fmt: skip
         submitted.append(filler)
-        _wait(lambda: _size(slurm, filler)[0] == "RUNNING", 60, "the filler job to start")
+        wait_until(lambda: _size(slurm, filler)[0] == "RUNNING", 60, "the filler job to start")
         rigid = slurm.submit(JobRequest(nodes=max_nodes // 2, name="rigid", time_limit=600,
                                         command="sleep 20", extra_args=("-o", "/dev/null")))  # fmt: skip
         submitted.append(rigid)
         say(
             f"cluster full; queued rigid job {rigid} needing {max_nodes // 2} nodes: {_size(slurm, rigid)[0]}"
         )
-        _wait(lambda: report() and _size(slurm, rigid)[0] == "RUNNING", 90, "the rigid job to start")
+        wait_until(lambda: report() and _size(slurm, rigid)[0] == "RUNNING", 90, "the rigid job to start")
         fs_state = report()
         say(f"  rigid job {rigid}: RUNNING on {_size(slurm, rigid)[2]}; FS now on {fs_state[1]} node(s)")
         slurm.cancel(filler)
-        _wait(lambda: report()[0] == "GONE", 300, "FS to finish")
+        wait_until(lambda: report()[0] == "GONE", 300, "FS to finish")
         line = next((ln for ln in out.read_text().splitlines() if ln.startswith("FS_RESULT ")), None)
         if line is None:
             raise RuntimeError(f"FS printed no result; see {out}")
