@@ -45,8 +45,10 @@ def up(nodes: NodesOption = None) -> None:
         report = cluster.up(nodes, progress=_progress)
     except (PrerequisiteError, ClusterError, DaemonError) as exc:
         _fail(str(exc))
-    state = "was already up" if report.already_running else "is up"
-    typer.echo(f"local cluster {state}: {report.nodes} idle nodes after {report.seconds:.1f} s")
+    if report.already_running:
+        typer.echo(f"local cluster was already up: {report.nodes} nodes responding")
+    else:
+        typer.echo(f"local cluster is up: {report.nodes} idle nodes after {report.seconds:.1f} s")
     typer.echo(f"SLURM_CONF={cluster.cfg.slurm_conf}")
 
 
