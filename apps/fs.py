@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -29,7 +30,35 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--factor", type=int, default=2, help="resize factor (default 2)")
     ap.add_argument("--preferred", type=int, default=None, help="preferred ranks (default none)")
     ap.add_argument("--async", dest="asynchronous", action="store_true", help="use icheck_status")
-    return ap.parse_args(argv)
+    ap.add_argument(
+        "--plan",
+        default="",
+        help="sizes to ask for, as STEP:RANKS,... (from STEP on, ask for exactly RANKS: min=max=RANKS); "
+        "e.g. 1:4,3:8,5:2 (default: none, the policy decides within --min/--max)",
+    )
+    ap.add_argument(
+        "--join-delay",
+        type=float,
+        default=0.0,
+        help="ranks started by an expansion wait this long first (tests)",
+    )
+    args = ap.parse_args(argv)
+    try:
+        args.plan = sorted((int(a), int(b)) for a, b in (x.split(":") for x in args.plan.split(",") if x))
+    except ValueError:
+        ap.error(f"--plan must be STEP:RANKS,... with integers, got {args.plan!r}")
+    return args
+
+
+def planned(plan: list[tuple[int, int]], step: int, current: int) -> tuple[int, int, int] | None:
+    """(min, max, factor) asking for exactly the planned size at ``step`` (None: no plan yet)."""
+    wanted = [ranks for at, ranks in plan if at <= step]
+    if not wanted:
+        return None
+    n = wanted[-1]
+    big, small = max(n, current), min(n, current)
+    factor = big // small if big % small == 0 and big > small else 2
+    return n, n, factor
 
 
 def initial_block(rank: int, size: int, words: int) -> np.ndarray:
@@ -44,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     import dmr
     from dmr.redistribute import global_checksum
 
+    if args.join_delay and os.environ.get("DMR_TOKEN"):
+        time.sleep(args.join_delay)
     m = dmr.Malleable(args.min_procs, args.max_procs, args.factor, args.preferred, args.asynchronous)
     if not m.joined:
         words = int(args.state_mb * (1 << 20)) // 8
@@ -51,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         m.values["checksum"] = global_checksum(m.comm, m.arrays["state"])
         m.values["t_start"] = time.time()
     seen = len(m.history)
-    for _step in m.steps(args.steps):
+    for _step in m.steps(args.steps, spec=lambda step: planned(args.plan, step, m.size)):
         if m.rank == 0 and len(m.history) > seen:
             for st, action, old, new, took in m.history[seen:]:
                 print(f"FS step {st}: {action} {old}->{new} in {took:.3f} s", flush=True)

@@ -10,8 +10,8 @@ DMR_INHIBIT_CALLS      ask the service only every N-th call; the others return  
                        "no action" without asking it
 DMR_TIMEOUT            seconds to wait for an answer (an expansion may take         60
                        the service's whole expand deadline)
-DMR_SPAWN_HOST         1: pass the new nodes as the spawn ``host`` info key          1
-                       (Slurm pmi2 places the ranks there); 0: let the launcher
+DMR_JOIN_TIMEOUT       seconds new groups of ranks may take to start and connect    30
+                       (after that the expansion is undone: no action)
 DMR_DISABLE            1: every call returns "no action" (no warning)               0
 =====================  ==========================================================  =================
 """
@@ -45,7 +45,7 @@ class Settings:
     inhibit_seconds: float = 0.0
     inhibit_calls: int = 1
     timeout: float = 60.0
-    spawn_host: bool = True
+    join_timeout: float = 30.0
     disabled: bool = False
 
     @classmethod
@@ -56,7 +56,7 @@ class Settings:
             inhibit_seconds=_float("DMR_INHIBIT_SECONDS", 0.0),
             inhibit_calls=max(1, calls),
             timeout=_float("DMR_TIMEOUT", 60.0),
-            spawn_host=os.environ.get("DMR_SPAWN_HOST", "1") != "0",
+            join_timeout=_float("DMR_JOIN_TIMEOUT", 30.0),
             disabled=os.environ.get("DMR_DISABLE", "0") == "1",
         )
 

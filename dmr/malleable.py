@@ -17,7 +17,7 @@ the staying ones and exit inside ``steps()``.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -65,21 +65,32 @@ class Malleable:
     def size(self) -> int:
         return self.runtime.size
 
-    def check(self) -> Action:
-        """One reconfiguring point: ask, and carry the state over if the answer is a resize."""
+    def check(self, spec: tuple[int, int, int] | None = None) -> Action:
+        """One reconfiguring point: ask, and carry the state over if the answer is a resize.
+
+        ``spec``: (min, max, factor) for this call only (default: the constructor's).
+        """
         lo, hi, factor, preferred = self.spec
+        if spec is not None:
+            lo, hi, factor = spec
+            preferred = None
         self._t0 = time.perf_counter()
         action, _, handle = self.runtime.check(lo, hi, factor, preferred, self.asynchronous)
         if handle is not None:
             self._carry(handle)
         return action
 
-    def steps(self, total: int) -> Iterator[int]:
-        """Yield step numbers up to ``total``, with a reconfiguring point before each one."""
+    def steps(
+        self, total: int, spec: Callable[[int], tuple[int, int, int] | None] | None = None
+    ) -> Iterator[int]:
+        """Yield step numbers up to ``total``, with a reconfiguring point before each one.
+
+        ``spec(step)``: (min, max, factor) to ask with at that step, or None for the default.
+        """
         try:
             while self.step < total:
                 if not self._skip_check:
-                    self.check()
+                    self.check(spec(self.step) if spec is not None else None)
                 self._skip_check = False
                 yield self.step
                 self.step += 1

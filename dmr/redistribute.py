@@ -1,14 +1,16 @@
 """Block redistribution of numpy arrays between any two numbers of ranks.
 
 An array is distributed along axis 0: each rank holds a contiguous block, blocks in rank
-order. :func:`redistribute` moves the blocks held by the first ``old_size`` ranks of a
-communicator (any split, even uneven) into the balanced block layout over its first
-``new_size`` ranks (:func:`block_counts`). It covers expand (the communicator is the
-merged old+new world, new ranks pass ``None``) and shrink (leaving ranks end with an empty
-block) by any factor and between arbitrary sizes, in one ``Alltoallv`` of whole rows.
+order. :func:`redistribute` moves the blocks held by one ordered set of ranks of a
+communicator (any split, even uneven) into the balanced block layout over another
+(:func:`block_counts`). It covers expand (the communicator is the merged old+new world,
+new ranks pass ``None``) and shrink (leaving ranks, wherever they sit, end with an empty
+block) between arbitrary sizes, in one ``Alltoallv`` of whole rows.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 from mpi4py import MPI
@@ -41,19 +43,32 @@ def _overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
     return max(0, min(a[1], b[1]) - max(a[0], b[0]))
 
 
-def redistribute(comm: MPI.Intracomm, local: np.ndarray | None, old_size: int, new_size: int) -> np.ndarray:
-    """Collective over ``comm``: returns this rank's block of the new layout (empty beyond ``new_size``).
+def _holders(spec: int | Sequence[int], size: int, what: str) -> list[int]:
+    """``n`` -> ranks ``0..n-1``; a sequence -> those ranks (strictly increasing, within the comm)."""
+    ranks = list(range(spec)) if isinstance(spec, int) else [int(r) for r in spec]
+    if not ranks or any(b <= a for a, b in zip(ranks, ranks[1:], strict=False)) or ranks[0] < 0:
+        raise ValueError(f"{what} must be >= 1 rank in increasing order, got {spec}")
+    if ranks[-1] >= size:
+        raise ValueError(f"{what} {spec} must be within 1..{size} (comm size)")
+    return ranks
 
-    Ranks ``>= old_size`` pass ``None`` (they hold nothing yet). Rank 0 must hold a block
+
+def redistribute(
+    comm: MPI.Intracomm, local: np.ndarray | None, old: int | Sequence[int], new: int | Sequence[int]
+) -> np.ndarray:
+    """Collective over ``comm``: returns this rank's block of the new layout (empty if it holds none).
+
+    ``old`` / ``new``: the ranks holding the array before and after, in order (an int ``n``
+    means ranks ``0..n-1``): an expansion adds ranks at the end, a shrink may drop any.
+    Ranks outside ``old`` pass ``None`` (they hold nothing yet). Rank 0 must hold a block
     (possibly empty) so that dtype and row shape are known to everyone.
     """
     size, rank = comm.Get_size(), comm.Get_rank()
-    if not 1 <= old_size <= size or not 1 <= new_size <= size:
-        raise ValueError(f"old_size {old_size} and new_size {new_size} must be within 1..{size} (comm size)")
-    if rank >= old_size:
+    old_ranks, new_ranks = _holders(old, size, "old"), _holders(new, size, "new")
+    if rank not in old_ranks:
         local = None
     elif local is None:
-        raise ValueError(f"rank {rank} < old_size {old_size} must pass its block, got None")
+        raise ValueError(f"rank {rank} holds a block in the old layout and must pass it, got None")
     meta: tuple[str, tuple[int, ...]] | None = None
     if rank == 0:
         assert local is not None
@@ -68,7 +83,9 @@ def redistribute(comm: MPI.Intracomm, local: np.ndarray | None, old_size: int, n
     old_counts = comm.allgather(int(local.shape[0]))
     length = sum(old_counts)
     old_offsets = _offsets(old_counts)
-    new_counts = block_counts(length, new_size) + [0] * (size - new_size)
+    new_counts = [0] * size
+    for r, count in zip(new_ranks, block_counts(length, len(new_ranks)), strict=True):
+        new_counts[r] = count
     new_offsets = _offsets(new_counts)
 
     mine_old = (old_offsets[rank], old_offsets[rank] + old_counts[rank])

@@ -4,20 +4,24 @@ Collective over the application's current communicator. ``check`` returns
 ``(action, new_size, handle)``; on an action the handle (:class:`Reconfiguration`) is
 what the application uses to move its data, as the paper's opaque handler:
 
-- expand: the new ranks are already spawned onto the nodes just added and merged; the
-  handle's communicator is the new world. Spawned ranks get their own handle from
+- expand: the new groups of ranks (started by the application's agent on nodes merged into
+  its job, or by an expander job's agent) have connected and been merged in; the handle's
+  communicator is the new world. New ranks get their own handle from
   :attr:`Runtime.joining`, and both sides call the same handle methods in the same order.
 - shrink: the handle's communicator is still the old world; the application moves its
   data to the staying ranks (:meth:`Reconfiguration.redistribute`), then
-  :meth:`Reconfiguration.finish` disconnects the leaving ranks, which acknowledge to the
-  service and exit; rank 0 tells the service, which shrinks the allocation after all acks.
+  :meth:`Reconfiguration.finish` disconnects the leaving groups, whose ranks acknowledge
+  to the service and exit; rank 0 tells the service, which releases their nodes after all acks.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -26,10 +30,12 @@ import numpy as np
 from mpi4py import MPI
 
 from dmr import redistribute as rd
+from dmr.agent import LAUNCH_TOKEN, AgentClient
 from dmr.client import ServiceClient, send_ack, warn_once
 from dmr.config import Settings, validate
 from dmr.inhibitor import Inhibitor
-from dmr.world import World
+from dmr.launch import LaunchSpec, clean_env
+from dmr.world import Group, World
 from slurm_ext import protocol as p
 
 
@@ -40,8 +46,8 @@ class Action(StrEnum):
 
 
 def node_name() -> str:
-    """The Slurm node this rank runs on (``SLURMD_NODENAME``), else the host name."""
-    return os.environ.get("SLURMD_NODENAME") or socket.gethostname()
+    """The node this rank runs on: set by the launcher, else Slurm's name, else the host name."""
+    return os.environ.get("DMR_NODE") or os.environ.get("SLURMD_NODENAME") or socket.gethostname()
 
 
 @dataclass
@@ -54,6 +60,8 @@ class Reconfiguration:
     runtime: Runtime
     token: str = ""
     finished: bool = False
+    leaving_groups: set[str] = field(default_factory=set)  # shrink: tags of the groups that leave
+    staying_ranks: list[int] = field(default_factory=list)  # shrink: their ranks in the old world
 
     @property
     def comm(self) -> MPI.Intracomm:
@@ -66,11 +74,12 @@ class Reconfiguration:
     @property
     def leaving(self) -> bool:
         """True on the ranks a shrink removes."""
-        return self.action is Action.SHRINK and self.rank >= self.new_size
+        return self.action is Action.SHRINK and self.runtime.world.tag in self.leaving_groups
 
     def redistribute(self, local: np.ndarray | None) -> np.ndarray:
         """Move a block-distributed array from the old to the new layout (new ranks pass None)."""
-        return rd.redistribute(self.comm, local, self.old_size, self.new_size)
+        new = self.staying_ranks if self.action is Action.SHRINK else self.new_size
+        return rd.redistribute(self.comm, local, self.old_size, new)
 
     def bcast(self, obj: Any) -> Any:
         """Rank 0's ``obj`` on every rank of the resize (replicated state: step counter, parameters)."""
@@ -79,8 +88,8 @@ class Reconfiguration:
     def finish(self, exit: bool = True) -> bool:
         """Complete the resize; returns True on ranks that continue.
 
-        Shrink: collective disconnect; leaving ranks acknowledge to the service and (with
-        ``exit``) terminate here; rank 0 then waits for the service to shrink the job.
+        Shrink: the leaving groups disconnect; their ranks acknowledge to the service and
+        (with ``exit``) terminate here; rank 0 then waits for the service to release the nodes.
         """
         if self.finished:
             return not self.runtime.world.left
@@ -90,30 +99,26 @@ class Reconfiguration:
         return self.runtime._finish_shrink(self, exit)
 
 
-@dataclass
-class _Plan:
-    """An expansion in factor steps: (ranks to add, their hosts) per spawn."""
-
-    steps: list[tuple[int, list[str]]] = field(default_factory=list)
-
-
 class Runtime:
     """One per process; created on first use by :func:`dmr.runtime` (or explicitly)."""
 
     def __init__(self, comm: MPI.Intracomm | None = None, settings: Settings | None = None) -> None:
         self.settings = settings or Settings.from_env()
         self.joining: Reconfiguration | None = None
-        self.job_id = _job_id()
-        joined = World.join()
-        if joined is None:
-            self.world = World.launch(comm)
-            nodes = self.world.comm.allgather(node_name())
-            self.ppn = max(1, self.world.size // max(1, len(dict.fromkeys(nodes))))
-            self.rank_nodes: list[str] = nodes
+        self.job_id = _job_id()  # the application's job (an expander job's ranks learn it on joining)
+        self.agent = ""  # host:port:key of the application's agent ("" if none)
+        self._agent_client: AgentClient | None = None
+        self._private_agent: subprocess.Popen[str] | None = None
+        self.port: str | None = None  # rank 0: the MPI port new groups connect to
+        home = comm or MPI.COMM_WORLD
+        group = _my_group(home)
+        self.ppn = max(1, group.size // max(1, len(group.nodes)))
+        token = os.environ.get("DMR_TOKEN")
+        if token:
+            self._join(home, group, token)
         else:
-            self.world, handover = joined
-            self._adopt(handover)
-            self._continue_expand(handover)
+            self.world = World.first(group, home)
+            self._start_first()
         self.inhibitor = Inhibitor(self.settings.inhibit_seconds, self.settings.inhibit_calls)
         self.client = ServiceClient(self.settings.service, self.settings.timeout) if self.rank == 0 else None
         self.calls = 0
@@ -132,6 +137,87 @@ class Runtime:
     def size(self) -> int:
         return self.world.size
 
+    # -- start ----------------------------------------------------------------------------------
+    def _start_first(self) -> None:
+        """The application's first group: open the port, start the other launch groups' join."""
+        launch_groups = int(os.environ.get("DMR_LAUNCH_GROUPS", "1") or 1)
+        ready: bool | str = True
+        tags: list[str] = []
+        if self.rank == 0:
+            self.agent = os.environ.get("DMR_AGENT", "")
+            if not self.agent and self.job_id is not None and not self.settings.disabled:
+                self.agent = self._start_private_agent()
+            if self.agent:
+                self.port = MPI.Open_port()
+                self._agent().request("port", port=self.port)
+            if launch_groups > 1:
+                timeout = float(os.environ.get("DMR_LAUNCH_TIMEOUT", "120"))
+                reply = self._agent().request(
+                    "expect", token=LAUNCH_TOKEN, count=launch_groups - 1, timeout=timeout
+                )
+                ready = True if reply["ready"] else str(reply.get("reason"))
+                tags = list(reply.get("tags") or [])
+        ready = self.comm.bcast(ready, root=0)
+        if ready is not True:
+            raise RuntimeError(f"dmr: the application's groups did not all start: {ready}")
+        if launch_groups > 1:
+            handover = {**self._handover_base(), "token": LAUNCH_TOKEN}
+            self.world.accept(self.port, launch_groups - 1, handover, self._releaser(LAUNCH_TOKEN, tags))
+
+    def _join(self, home: MPI.Intracomm, group: Group, token: str) -> None:
+        """A group started to join an application: wait for the go, connect, take the handover."""
+        reply: dict[str, Any] | None = None
+        if home.Get_rank() == 0:
+            try:
+                hello = AgentClient(os.environ["DMR_AGENT"], timeout=None)
+                reply = hello.request("hello", token=token, group=group.to_dict())
+                hello.close()
+            except (OSError, RuntimeError, KeyError, ValueError) as exc:
+                reply = {"go": False, "reason": f"agent unreachable: {exc}"}
+        reply = home.bcast(reply, root=0)
+        if not reply.get("go"):
+            if home.Get_rank() == 0:
+                print(f"dmr: group {group.tag} not taken ({reply.get('reason')}); exiting", file=sys.stderr)
+            MPI.Finalize()
+            os._exit(0)
+        self.world, handover = World.connect(str(reply["port"]), group, home)
+        self._adopt(handover)
+        if handover["token"] != LAUNCH_TOKEN:
+            self.joining = Reconfiguration(Action.EXPAND, handover["old"], self.size, self, handover["token"])
+
+    def _start_private_agent(self) -> str:
+        """Launched by plain srun: an agent process of our own (it lives as long as this rank)."""
+        argv = [sys.executable, os.path.abspath(sys.argv[0]), *sys.argv[1:]]
+        spec = LaunchSpec(argv=argv, cwd=os.getcwd(), env=clean_env(dict(os.environ)), ppn=self.ppn)
+        try:
+            env = {**spec.env, "SLURM_JOB_ID": str(self.job_id)}  # no PMI variables: the agent is no rank
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "dmr", "serve"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+            )  # fmt: skip
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(json.dumps(spec.to_dict()) + "\n")
+            proc.stdin.flush()
+            address = proc.stdout.readline().strip()
+        except OSError as exc:
+            warn_once("agent", f"dmr: could not start an agent ({exc}); the job cannot grow")
+            return ""
+        self._private_agent = proc
+        return address
+
+    def _releaser(self, token: str, tags: list[str]) -> Callable[[int], None]:
+        """Rank 0: let the i-th new group connect (the agent hands out the port one group at a time)."""
+
+        def release(i: int) -> None:
+            self._agent().request("release", token=token, tag=tags[i])
+
+        return release
+
+    def _agent(self) -> AgentClient:
+        if self._agent_client is None:
+            self._agent_client = AgentClient(self.agent, timeout=None)
+        return self._agent_client
+
     # -- the check ----------------------------------------------------------------------------
     def check(
         self,
@@ -149,11 +235,9 @@ class Runtime:
         msg = self.comm.bcast(None if decision is None else decision.to_dict(), root=0)
         if msg is None or msg["action"] == Action.NONE:
             return Action.NONE, self.size, None
-        procs = int(msg["new_size"]) * self.ppn
         if msg["action"] == Action.EXPAND:
-            return self._expand(procs, list(msg["nodes"]), msg["token"])
-        handle = Reconfiguration(Action.SHRINK, self.size, procs, self, msg["token"])
-        return Action.SHRINK, procs, handle
+            return self._expand(msg)
+        return self._shrink(msg)
 
     def _ask(
         self, min_procs: int, max_procs: int, factor: int, preferred: int | None, asynchronous: bool
@@ -183,82 +267,92 @@ class Runtime:
     def _request(self, min_procs: int, max_procs: int, factor: int, preferred: int | None) -> p.Check:
         ppn = self.ppn
         assert self.job_id is not None
+        nodes = self.world.nodes
         return p.Check(
             job_id=self.job_id,
-            current=self.size // ppn,
+            current=len(nodes),
             min=-(-min_procs // ppn),
             max=max_procs // ppn,
             factor=factor,
             preferred=None if preferred is None else preferred // ppn,
-            floor=self.world.sizes[0] // ppn,
-            nodes=list(dict.fromkeys(self.rank_nodes)),
-            levels=[s // ppn for s in self.world.sizes],
+            nodes=nodes,
+            groups=[g.to_dict() for g in self.world.groups],
+            agent=self.agent,
+            python=sys.executable,
         )
 
     # -- expand -------------------------------------------------------------------------------
-    def _plan(self, target: int, hosts: list[str]) -> _Plan:
-        """One spawn per new node (``ppn`` ranks each).
-
-        Slurm's pmi2 runs a spawn as ``srun --ntasks=k --nodelist=<host>`` with the
-        environment of the job's first ``srun`` (``SLURM_NNODES`` of the launch), so a
-        spawn spanning several nodes is refused; one node per spawn always fits. Every
-        intermediate size also becomes a level, so any later shrink lands on one.
-        """
-        plan = _Plan()
-        count = (target - self.size) // self.ppn
-        for i in range(count):
-            plan.steps.append((self.ppn, hosts[i : i + 1] if i < len(hosts) else []))
-        return plan
-
-    def _expand(
-        self, target: int, hosts: list[str], token: str
-    ) -> tuple[Action, int, Reconfiguration | None]:
-        old = self.size
-        plan = self._plan(target, hosts if self.settings.spawn_host else [])
-        handover = {"plan": plan.steps, "old": old, "token": token, **self._handover_base()}
-        ok = True
-        try:
-            self._run_plan(plan.steps, 0, handover)
-        except MPI.Exception as exc:
-            ok = False
-            warn_once("spawn", f"dmr: spawning {target - old} ranks failed ({exc}); staying at {old}")
+    def _expand(self, msg: dict[str, Any]) -> tuple[Action, int, Reconfiguration | None]:
+        old, token, count = self.size, str(msg["token"]), int(msg.get("groups") or 0)
+        ready: bool | str = False
+        tags: list[str] = []
+        if self.rank == 0:
+            try:
+                reply = self._agent().request(
+                    "expect", token=token, count=count, launch=list(msg.get("launch") or []),
+                    timeout=self.settings.join_timeout,
+                )  # fmt: skip
+                ready = True if reply["ready"] else f"new groups not ready: {reply.get('reason')}"
+                tags = list(reply.get("tags") or [])
+            except (OSError, RuntimeError, ValueError) as exc:
+                ready = f"agent unreachable: {exc}"
+        ready = self.comm.bcast(ready, root=0)
+        if ready is True and count > 0:
+            handover = {"token": token, "old": old, **self._handover_base()}
+            self.world.accept(self.port, count, handover, self._releaser(token, tags))
+        ok = ready is True and count > 0
         if self.rank == 0 and self.client is not None:
+            if not ok:
+                warn_once("expand:" + token, f"dmr: expansion {token} undone ({ready}); staying at {old}")
             self.client.request(p.Commit(job_id=self.job_id or 0, token=token, ok=ok))
         if not ok:
             return Action.NONE, self.size, None
         return Action.EXPAND, self.size, Reconfiguration(Action.EXPAND, old, self.size, self, token)
-
-    def _run_plan(self, steps: list[tuple[int, list[str]]], start: int, handover: dict[str, Any]) -> None:
-        for i in range(start, len(steps)):
-            count, nodes = steps[i]
-            self.world.spawn(count, nodes or None, {**handover, "index": i + 1})
-        self.rank_nodes = self.comm.allgather(node_name())
 
     def _handover_base(self) -> dict[str, Any]:
         s = self.settings
         return {
             "job_id": self.job_id,
             "ppn": self.ppn,
+            "agent": self.agent,
             "service": list(s.service),
-            "settings": [s.inhibit_seconds, s.inhibit_calls, s.timeout, s.spawn_host, s.disabled],
+            "settings": [s.inhibit_seconds, s.inhibit_calls, s.timeout, s.join_timeout, s.disabled],
         }
 
     def _adopt(self, handover: dict[str, Any]) -> None:
-        seconds, calls, timeout, spawn_host, disabled = handover["settings"]
+        seconds, calls, timeout, join_timeout, disabled = handover["settings"]
         host, port = handover["service"]
-        self.settings = Settings((host, int(port)), seconds, calls, timeout, spawn_host, disabled)
+        self.settings = Settings((host, int(port)), seconds, calls, timeout, join_timeout, disabled)
         self.job_id = handover["job_id"]
         self.ppn = handover["ppn"]
-
-    def _continue_expand(self, handover: dict[str, Any]) -> None:
-        """In a spawned rank: take part in the rest of the expansion plan, then hand out the handle."""
-        self._run_plan([tuple(s) for s in handover["plan"]], handover["index"], handover)  # type: ignore[misc]
-        self.joining = Reconfiguration(Action.EXPAND, handover["old"], self.size, self, handover["token"])
+        self.agent = handover.get("agent", "")
 
     # -- shrink -------------------------------------------------------------------------------
+    def _shrink(self, msg: dict[str, Any]) -> tuple[Action, int, Reconfiguration | None]:
+        kept = set(msg["nodes"])
+        leaving = {g.tag for g in self.world.groups if not set(g.nodes) <= kept}
+        old = self.size
+        staying = [r for r in range(old) if r not in set(self.world.ranks_of(leaving))]
+        if not leaving or not staying or 0 not in staying:
+            # the service's choice does not fit this world: refuse it (the service drops the shrink)
+            if self.rank == 0 and self.client is not None:
+                warn_once("shrink:" + str(msg["token"]), f"dmr: cannot keep only {sorted(kept)}; no shrink")
+                self.client.request(p.Commit(job_id=self.job_id or 0, token=msg["token"], ok=False))
+            return Action.NONE, self.size, None
+        handle = Reconfiguration(
+            Action.SHRINK,
+            old,
+            len(staying),
+            self,
+            msg["token"],
+            leaving_groups=leaving,
+            staying_ranks=staying,
+        )
+        return Action.SHRINK, len(staying), handle
+
     def _finish_shrink(self, handle: Reconfiguration, exit: bool) -> bool:
         rank = self.rank
-        stays = self.world.shrink_to(handle.new_size)
+        stays = self.world.remove(handle.leaving_groups)
         if not stays:
             if exit:  # done with MPI: finalize first, so that the ack means "nothing left to kill"
                 sys.stdout.flush()
@@ -269,7 +363,6 @@ class Runtime:
             if exit:
                 os._exit(0)
             return False
-        self.rank_nodes = self.rank_nodes[: handle.new_size]
         if self.rank == 0 and self.client is not None and self.job_id is not None:
             acks = handle.old_size - handle.new_size
             reply = self.client.request(p.ShrinkReady(job_id=self.job_id, token=handle.token, acks=acks))
@@ -288,8 +381,24 @@ class Runtime:
             if isinstance(reply, p.Decision) and reply.action != Action.NONE and self.job_id is not None:
                 self.client.request(p.Commit(job_id=self.job_id, token=reply.token, ok=False))
         self.client.close()
+        if self._agent_client is not None:
+            self._agent_client.close()
+            self._agent_client = None
+        if self.port is not None:
+            MPI.Close_port(self.port)
+            self.port = None
 
 
 def _job_id() -> int | None:
     raw = os.environ.get("SLURM_JOB_ID", "")
     return int(raw) if raw.isdigit() else None
+
+
+def _my_group(home: MPI.Intracomm) -> Group:
+    """This process's group: its launch (``COMM_WORLD``), the job hosting it and its nodes."""
+    nodes = tuple(dict.fromkeys(home.allgather(node_name())))
+    job = _job_id() or 0
+    step = os.environ.get("SLURM_STEP_ID", str(os.getppid()))
+    tag = os.environ.get("DMR_GROUP_TAG") or f"{job}.{step}.{nodes[0]}"
+    tag = home.bcast(tag, root=0)
+    return Group(tag=tag, job_id=job, nodes=nodes, size=home.Get_size())

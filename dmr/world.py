@@ -1,141 +1,160 @@
-"""The application's MPI world as a stack of levels, grown by spawn and cut back by disconnect.
+"""The application's MPI world: an ordered list of groups, joined through an MPI port.
 
-Level 0 is ``COMM_WORLD`` of the ranks the job was launched with. An expansion spawns the
-new ranks from the current communicator (``Comm.Spawn``, with the ``host`` info key naming
-the nodes just added: Slurm's pmi2 turns it into a job step on those nodes) and merges
-parents and children into level ``j+1``, parents first, so a rank keeps its number across
-levels and the ranks of level ``j`` are exactly ranks ``0..size_j-1`` of every higher level.
+A *group* is the ranks of one launch: one ``srun`` step (normally the ranks of one node) with
+its own ``COMM_WORLD``. The application's communicator merges every group in the order they
+joined, so a rank keeps its place among the ranks that stay:
 
-A shrink goes back to a lower level: every communicator above it (merged intracomm and
-spawn intercomm) is disconnected top-down, collectively, so the leaving ranks end up
-connected to nobody and can finalize and exit on their own while the others continue on
-the lower level's communicator. Shrinks therefore land on level sizes; the runtime grows
-in factor steps so every size it can shrink to is one.
+- a group joins with ``Comm.Connect`` on the application's port while every rank of the
+  application calls ``Comm.Accept`` (collective), then the intercomm is merged (old ranks
+  first) and dropped;
+- groups leave with ``Comm.Split`` (the staying ranks, in their order) followed by
+  ``Comm.Disconnect`` of the old communicator: the leaving ranks are then connected to no
+  staying rank and can finalize and exit on their own, wherever they sat in the order.
+
+Where a group runs (the application's own job, an expander job, an EJB subjob) is the
+launcher's and the service's business: the world only knows each group's job and nodes.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from mpi4py import MPI
 
 
-@dataclass
-class Level:
-    """One level: its merged communicator and the spawn intercomm that created it (None at 0)."""
+@dataclass(frozen=True)
+class Group:
+    """One launch of ranks: its name, the Slurm job hosting it (0 outside Slurm), nodes, rank count."""
 
-    index: int
-    comm: MPI.Intracomm
-    inter: MPI.Intercomm | None = None
+    tag: str
+    job_id: int
+    nodes: tuple[str, ...]
+    size: int
 
-
-@dataclass
-class World:
-    """The levels this process belongs to, plus the sizes of all levels of the application."""
-
-    sizes: list[int]
-    levels: dict[int, Level] = field(default_factory=dict)
-    base: int = 0  # the level this process joined at
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "nodes": list(self.nodes)}
 
     @classmethod
-    def launch(cls, comm: MPI.Intracomm | None = None) -> World:
-        comm = comm or MPI.COMM_WORLD
-        return cls(sizes=[comm.Get_size()], levels={0: Level(0, comm)}, base=0)
+    def from_dict(cls, raw: dict[str, Any]) -> Group:
+        return cls(str(raw["tag"]), int(raw["job_id"]), tuple(raw["nodes"]), int(raw["size"]))
 
-    @property
-    def top(self) -> int:
-        return len(self.sizes) - 1
 
-    @property
-    def comm(self) -> MPI.Intracomm:
-        level = self.levels.get(self.top)
-        if level is None:
-            raise RuntimeError("this rank has left the application (shrink): it has no communicator")
-        return level.comm
+class World:
+    """This process's view of the application: the communicator, its group, all groups in rank order."""
 
-    @property
-    def left(self) -> bool:
-        return self.top not in self.levels
+    def __init__(self, comm: MPI.Intracomm, home: MPI.Intracomm, groups: list[Group], tag: str) -> None:
+        self.comm = comm
+        self.home = home  # this group's own COMM_WORLD
+        self.groups = groups
+        self.tag = tag
+        self.left = False
+
+    @classmethod
+    def first(cls, group: Group, home: MPI.Intracomm | None = None) -> World:
+        """The first group of an application: its world is its own ``COMM_WORLD``."""
+        home = home or MPI.COMM_WORLD
+        return cls(home, home, [group], group.tag)
 
     @property
     def size(self) -> int:
-        return self.sizes[-1]
+        return self.comm.Get_size()
 
     @property
     def rank(self) -> int:
         return self.comm.Get_rank()
 
-    # -- expand -----------------------------------------------------------------------------
-    def spawn(
-        self,
-        count: int,
-        hosts: list[str] | None,
-        handover: dict[str, Any],
-        command: str | None = None,
-        args: list[str] | None = None,
-    ) -> None:
-        """Collective over the current communicator: add ``count`` ranks as a new level.
+    @property
+    def nodes(self) -> list[str]:
+        """The application's nodes in rank order (each once)."""
+        return list(dict.fromkeys(n for g in self.groups for n in g.nodes))
 
-        ``handover`` (picklable) reaches the children through :meth:`join`, together with
-        the level sizes; the new level becomes the current communicator.
+    def ranks_of(self, tags: set[str]) -> list[int]:
+        """Ranks (in the current communicator) of the groups named in ``tags``."""
+        out, base = [], 0
+        for g in self.groups:
+            if g.tag in tags:
+                out.extend(range(base, base + g.size))
+            base += g.size
+        return out
+
+    # -- joining ------------------------------------------------------------------------------
+    def accept(
+        self,
+        port: str | None,
+        count: int,
+        handover: dict[str, Any],
+        release: Callable[[int], None] | None = None,
+    ) -> None:
+        """Collective over the current communicator: admit ``count`` groups, one by one.
+
+        ``port`` and ``release`` matter on rank 0 only: ``release(i)`` lets the i-th group
+        connect, just before rank 0 accepts it. Every new group receives ``handover`` and
+        takes part in admitting the groups after it.
         """
-        comm = self.comm
-        info = MPI.Info.Create()
-        try:
-            if hosts:
-                info.Set("host", ",".join(hosts))
-            if os.environ.get("DMR_SPAWN_WDIR", "1") != "0":
-                info.Set("wdir", os.getcwd())
-            cmd = command or sys.executable
-            argv = args if args is not None else [os.path.abspath(sys.argv[0]), *sys.argv[1:]]
-            inter = comm.Spawn(cmd, argv, maxprocs=count, info=info, root=0)
-        finally:
-            info.Free()
+        for i in range(count):
+            if release is not None and self.comm.Get_rank() == 0:
+                release(i)
+            self._admit(port, count - i - 1, handover)
+
+    def _admit(self, port: str | None, remaining: int, handover: dict[str, Any]) -> None:
+        old = self.comm
+        inter = old.Accept(port if old.Get_rank() == 0 else None, root=0)
         merged = inter.Merge(high=False)
-        index = self.top + 1
-        self.sizes.append(merged.Get_size())
-        self.levels[index] = Level(index, merged, inter)
-        merged.bcast({"sizes": list(self.sizes), "handover": handover}, root=0)
+        inter.Disconnect()
+        group = Group.from_dict(merged.bcast(None, root=old.Get_size()))
+        self.groups = [*self.groups, group]
+        state = {"groups": [g.to_dict() for g in self.groups], "remaining": remaining, "handover": handover}
+        merged.bcast(state, root=0)
+        self._replace(merged)
 
     @classmethod
-    def join(cls) -> tuple[World, dict[str, Any]] | None:
-        """In a spawned process: merge with the parents; returns the world and the handover.
+    def connect(
+        cls, port: str, group: Group, home: MPI.Intracomm | None = None
+    ) -> tuple[World, dict[str, Any]]:
+        """In a new group (collective over its ``COMM_WORLD``): join the application at ``port``.
 
-        Returns ``None`` in a process that was not spawned.
+        Returns the world and the application's handover; the new ranks have then also taken
+        part in admitting every group that joins in the same operation after them.
         """
-        parent = MPI.Comm.Get_parent()
-        if parent == MPI.COMM_NULL:
-            return None
-        merged = parent.Merge(high=True)
-        msg = merged.bcast(None, root=0)
-        sizes = list(msg["sizes"])
-        index = len(sizes) - 1
-        return cls(sizes=sizes, levels={index: Level(index, merged, parent)}, base=index), msg["handover"]
+        home = home or MPI.COMM_WORLD
+        inter = home.Connect(port, root=0)
+        merged = inter.Merge(high=True)
+        inter.Disconnect()
+        merged.bcast(
+            group.to_dict() if home.Get_rank() == 0 else None, root=merged.Get_size() - home.Get_size()
+        )
+        state = merged.bcast(None, root=0)
+        world = cls(merged, home, [Group.from_dict(g) for g in state["groups"]], group.tag)
+        world.accept(None, int(state["remaining"]), state["handover"])
+        return world, state["handover"]
 
-    # -- shrink -----------------------------------------------------------------------------
-    def level_of_size(self, size: int) -> int | None:
-        """The level whose communicator has ``size`` ranks, if any."""
-        for i, s in enumerate(self.sizes):
-            if s == size:
-                return i
-        return None
+    # -- leaving ------------------------------------------------------------------------------
+    def remove(self, tags: set[str]) -> bool:
+        """Collective over the current communicator: the groups in ``tags`` leave.
 
-    def shrink_to(self, size: int) -> bool:
-        """Collective over the current communicator: drop back to the level of ``size`` ranks.
-
-        Returns True on ranks that stay (their communicator is now that level's) and False
-        on ranks that must leave (connected to no staying rank any more).
+        Returns True on staying ranks (their communicator now holds only the staying groups,
+        in their old order) and False on leaving ranks (connected to no staying rank any more:
+        they may finalize and exit).
         """
-        target = self.level_of_size(size)
-        if target is None:
-            raise ValueError(f"cannot shrink to {size} ranks: level sizes are {self.sizes}")
-        for index in range(self.top, max(target, self.base - 1), -1):
-            level = self.levels.pop(index)
-            level.comm.Disconnect()
-            if level.inter is not None:
-                level.inter.Disconnect()
-        del self.sizes[target + 1 :]
-        return self.base <= target
+        unknown = tags - {g.tag for g in self.groups}
+        if unknown or len(tags) >= len(self.groups):
+            raise ValueError(f"cannot remove groups {sorted(tags)} from {[g.tag for g in self.groups]}")
+        stays = self.tag not in tags
+        old = self.comm
+        new = old.Split(0 if stays else 1, old.Get_rank())
+        if old is not self.home:
+            old.Disconnect()
+        if not stays:
+            new.Disconnect()
+            self.left = True
+            return False
+        self.comm = new
+        self.groups = [g for g in self.groups if g.tag not in tags]
+        return True
+
+    def _replace(self, comm: MPI.Intracomm) -> None:
+        old, self.comm = self.comm, comm
+        if old is not self.home:
+            old.Disconnect()

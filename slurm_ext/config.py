@@ -30,6 +30,7 @@ class ClusterConfig:
     real_memory_mb: int
     partition: str
     bf_interval: int
+    expansion: bool  # SchedulerParameters=permit_job_expansion (off by default in Slurm since 19.05)
     state_dir: Path
     slurmctld_port: int
     slurmdbd_port: int
@@ -91,6 +92,13 @@ def _positive_int(section: dict[str, Any], key: str, where: str) -> int:
     return value
 
 
+def _bool(section: dict[str, Any], key: str, where: str, default: bool) -> bool:
+    value = section.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}.{key} must be true or false, got {value!r}")
+    return value
+
+
 def config_path() -> Path:
     env = os.environ.get("ELASTIC_SLURM_CONF")
     return Path(env) if env else DEFAULT_CONFIG
@@ -116,6 +124,7 @@ def load_config(path: Path | None = None) -> Config:
         real_memory_mb=_positive_int(c, "real_memory_mb", "cluster"),
         partition=str(c.get("partition", "debug")),
         bf_interval=_positive_int(c, "bf_interval", "cluster"),
+        expansion=_bool(c, "expansion", "cluster", default=True),
         state_dir=Path(p.get("state_dir", "/var/lib/elastic-slurm")),
         slurmctld_port=_positive_int(ports, "slurmctld", "ports"),
         slurmdbd_port=_positive_int(ports, "slurmdbd", "ports"),

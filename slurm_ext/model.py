@@ -110,6 +110,12 @@ class Job:
     dependency: str = ""
     reason: str = ""
     malleable: MalleableSpec | None = None
+    # live Slurm only (what a job submitted on this job's behalf must share with it)
+    account: str = ""
+    qos: str = ""
+    batch_host: str = ""
+    workdir: str = ""
+    stdout: str = ""
 
     @property
     def is_running(self) -> bool:

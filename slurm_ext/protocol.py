@@ -9,14 +9,17 @@ step). Every message carries ``"v"`` (the protocol version, :data:`VERSION`) and
 Requests (runtime -> service)
 -----------------------------
 ``check``         rank 0 at a reconfiguring point: ``job_id``, ``current`` (nodes), ``min``,
-                  ``max``, ``factor``, ``preferred`` (nodes or null), ``floor`` (the job
-                  cannot shrink below this many nodes: its launch size), ``nodes`` (the
-                  job's nodes in rank order), ``levels`` (the sizes, in nodes, the job can
-                  shrink back to; empty: any). Answer: ``decision``.
+                  ``max``, ``factor``, ``preferred`` (nodes or null), ``nodes`` (the
+                  application's nodes in rank order), ``groups`` (its groups of ranks in rank
+                  order, each ``{tag, job_id, nodes, size}``: ``job_id`` is the Slurm job
+                  hosting the group, the application's own or an expander job), ``agent``
+                  (``host:port:key`` of the application's agent, empty if it has none: then
+                  it cannot grow), ``python`` (the interpreter expander jobs start the agent
+                  with). Answer: ``decision``.
 ``commit``        rank 0 after an expansion: ``job_id``, ``token``, ``ok``. With ``ok`` false
-                  the resize is cancelled: after an expand (spawn failed, or an asynchronous
-                  answer nobody acted on) the service gives the new nodes back; a pending
-                  shrink is dropped. Answer: ``done``.
+                  the resize is cancelled: after an expand (the new groups did not join, or an
+                  asynchronous answer nobody acted on) the service gives the new nodes back
+                  (expander job cancelled); a pending shrink is dropped. Answer: ``done``.
 ``shrink_ready``  rank 0 after data has left the released nodes: ``job_id``, ``token``,
                   ``acks`` (how many leaving ranks will ``ack``). The service waits for
                   all acks, then shrinks. Answer: ``done``.
@@ -29,7 +32,10 @@ Responses (service -> runtime)
 ------------------------------
 ``decision``      ``action`` (``expand`` | ``shrink`` | ``none``), ``new_size`` (nodes),
                   ``nodes`` (expand: the nodes just added; shrink: the nodes kept),
-                  ``token`` (names this reconfiguration in later messages), ``reason``.
+                  ``token`` (names this reconfiguration in later messages), ``reason``;
+                  expand only: ``groups`` (how many new groups will connect) and ``launch``
+                  (nodes on which the application's own agent starts them; empty when another
+                  job, e.g. an expander job, starts them itself).
 ``done``          ``ok`` and ``reason``; ``nodes``: the job's nodes afterwards.
 ``pong`` / ``status`` / ``error`` (``message``).
 """
@@ -41,7 +47,7 @@ import socket
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar
 
-VERSION = 1
+VERSION = 2  # 2: groups (cross-job worlds) replace floor/levels
 DEFAULT_PORT = 7117  # conf/elastic.yaml service.port
 MAX_LINE = 1 << 20
 
@@ -77,9 +83,10 @@ class Check(Message):
     max: int
     factor: int = 2
     preferred: int | None = None
-    floor: int = 1
     nodes: list[str] = field(default_factory=list)
-    levels: list[int] = field(default_factory=list)
+    groups: list[dict[str, Any]] = field(default_factory=list)
+    agent: str = ""
+    python: str = ""
 
 
 @dataclass(slots=True)
@@ -124,6 +131,8 @@ class Decision(Message):
     nodes: list[str] = field(default_factory=list)
     token: str = ""
     reason: str = ""
+    groups: int = 0
+    launch: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.action not in ACTIONS:

@@ -38,11 +38,25 @@ def _progress(message: str) -> None:
 
 
 @cluster_app.command()
-def up(nodes: NodesOption = None) -> None:
+def up(
+    nodes: NodesOption = None,
+    cpus_per_node: Annotated[
+        int | None, typer.Option("--cpus-per-node", "-c", help="CPUs of each node [default: conf]")
+    ] = None,
+    expansion: Annotated[
+        bool | None,
+        typer.Option(
+            "--expansion/--no-expansion",
+            help="SchedulerParameters=permit_job_expansion; --no-expansion is Slurm's stock setting "
+            "(jobs then grow through expander jobs) [default: conf]",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
     """Start munged, MariaDB, slurmdbd, slurmctld and N slurmd; wait until all nodes are idle."""
     cluster = _cluster()
     try:
-        report = cluster.up(nodes, progress=_progress)
+        report = cluster.up(nodes, progress=_progress, expansion=expansion, cpus_per_node=cpus_per_node)
     except (PrerequisiteError, ClusterError, DaemonError) as exc:
         _fail(str(exc))
     if report.already_running:

@@ -22,7 +22,7 @@ from slurm_ext.local.daemons import (
     stop,
     wait_for,
 )
-from slurm_ext.local.render import write_configs
+from slurm_ext.local.render import render, write_configs
 
 MUNGE_SOCKET_DIR = Path("/run/munge")
 MUNGE_PIDFILE = MUNGE_SOCKET_DIR / "munged.pid"
@@ -92,12 +92,29 @@ class LocalCluster:
         return self.node_states().count("idle")
 
     # ----- up ----------------------------------------------------------------------------------
-    def up(self, nodes: int | None = None, progress: Progress = _silent, timeout: float = 120) -> UpReport:
-        """Start every daemon and wait until all nodes are idle. Idempotent; all-or-nothing."""
+    def up(
+        self,
+        nodes: int | None = None,
+        progress: Progress = _silent,
+        timeout: float = 120,
+        expansion: bool | None = None,
+        cpus_per_node: int | None = None,
+    ) -> UpReport:
+        """Start every daemon and wait until all nodes are idle. Idempotent; all-or-nothing.
+
+        ``expansion``: SchedulerParameters=permit_job_expansion (None: the configuration's value);
+        ``cpus_per_node``: CPUs of each node (None: the configuration's value).
+        """
         if nodes is not None:
             if nodes < 1:
                 raise ClusterError(f"--nodes must be at least 1, got {nodes}")
             self.cfg = replace(self.cfg, nodes=nodes)
+        if cpus_per_node is not None:
+            if cpus_per_node < 1:
+                raise ClusterError(f"--cpus-per-node must be at least 1, got {cpus_per_node}")
+            self.cfg = replace(self.cfg, cpus_per_node=cpus_per_node)
+        if expansion is not None:
+            self.cfg = replace(self.cfg, expansion=expansion)
         prereqs.check_root()
         prereqs.check_programs()
         start = time.monotonic()
@@ -107,6 +124,11 @@ class LocalCluster:
                 raise ClusterError(
                     f"the local cluster is already up with {running_nodes} nodes; run "
                     f"`slurm-ext cluster down` before starting it with {self.cfg.nodes}"
+                )
+            if self._config_differs():
+                raise ClusterError(
+                    f"the local cluster is already up with another configuration ({self.cfg.slurm_conf}); "
+                    "run `slurm-ext cluster down` first"
                 )
             # Running jobs may hold nodes: wait only until every node answers.
             progress(f"cluster already up ({running_nodes} nodes)")
@@ -140,6 +162,13 @@ class LocalCluster:
             self.registry.clear()
             raise
         return UpReport(self.cfg.nodes, time.monotonic() - start, already_running=False)
+
+    def _config_differs(self) -> bool:
+        """True if the running cluster's slurm.conf is not what this configuration renders."""
+        try:
+            return self.cfg.slurm_conf.read_text() != render("slurm.conf", self.cfg)
+        except FileNotFoundError:
+            return True
 
     def _register(self, started: list[Daemon], daemon: Daemon) -> None:
         started.append(daemon)

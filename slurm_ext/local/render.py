@@ -17,6 +17,10 @@ def template_values(cfg: ClusterConfig) -> dict[str, str]:
         "real_memory_mb": cfg.real_memory_mb,
         "partition": cfg.partition,
         "bf_interval": cfg.bf_interval,
+        "scheduler_parameters": ",".join(
+            (["permit_job_expansion"] if cfg.expansion else [])
+            + [f"bf_interval={cfg.bf_interval}", "bf_resolution=1", "sched_interval=1"]
+        ),
         "slurmctld_port": cfg.slurmctld_port,
         "slurmdbd_port": cfg.slurmdbd_port,
         "mariadb_port": cfg.mariadb_port,

@@ -1,19 +1,24 @@
 """Decisions and resizes: what the service does with each protocol request.
 
 - ``check``: inject the job's (min, max, factor, preferred) into the snapshot, run the
-  policy for that job, log the decision and its reason. Expand: carry it out now through
-  the backend's resizer-job sequence with a deadline (on timeout/failure: no action, no
-  resizer left behind) and answer with the nodes just added. Shrink: answer with the nodes
-  to keep; the allocation shrinks later, in ``shrink_ready``, after every leaving rank acked.
-- ``commit``: an expansion is over (ok) or undone (not ok: the new nodes are given back).
-- ``shrink_ready``: wait for all acks, boost the pending job the shrink was for, shrink
-  the allocation to the kept nodes, extend the job's time limit in proportion.
+  policy for that job, log the decision and its reason. Expand: get the nodes now with the
+  configured strategy (``merge``: the resizer job merges them into the application's job;
+  ``expander``: a second job hosts the new ranks), with a deadline (on timeout/failure: no
+  action, nothing left behind), and answer with the nodes and how many groups will join.
+  Shrink: answer with the nodes to keep (whole groups leave); the allocation shrinks later,
+  in ``shrink_ready``, after every leaving rank acked.
+- ``commit``: an expansion is over (ok) or undone (not ok: the nodes are given back, an
+  expander job cancelled).
+- ``shrink_ready``: wait for all acks, boost the pending job the shrink was for, release
+  the nodes (node-list update of the application's job, expander jobs ended), extend the
+  job's time limit in proportion.
 One reconfiguration per job at a time (:mod:`.inflight`); any number of jobs concurrently.
 """
 
 from __future__ import annotations
 
 import logging
+import shlex
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -22,8 +27,9 @@ from dataclasses import dataclass, replace
 from slurm_ext import protocol as p
 from slurm_ext.backend import ClusterBackend
 from slurm_ext.decisions import Expand, RaisePriority, Shrink
-from slurm_ext.model import Job, MalleableSpec, Node, NodeState, Snapshot
+from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState, Snapshot
 from slurm_ext.policies.base import Policy
+from slurm_ext.service.groups import GroupRef, node_count, plan_shrink, release_by_job
 from slurm_ext.service.inflight import InFlight, Reconf
 from slurm_ext.service.watcher import SnapshotCache
 
@@ -39,6 +45,41 @@ class ServiceOptions:
     snapshot_interval: float = 1.0
     extend_time_limit: bool = True  # after a shrink, stretch the time limit by old/new
     reduce_time_limit: bool = True  # after an expand, scale it back by old/new (never below the original)
+    expand_strategy: str = "auto"  # "merge" | "expander" | "auto" (merge where Slurm permits it)
+
+
+STRATEGIES = ("auto", "merge", "expander")
+EXPANDER_PREFIX = "expander-for-"
+
+
+def served_by(job: Job) -> int | None:
+    """The application an expander job serves (from its name), or None."""
+    tail = job.name.removeprefix(EXPANDER_PREFIX)
+    return int(tail) if tail != job.name and tail.isdigit() else None
+
+
+def fold_expanders(snap: Snapshot) -> Snapshot:
+    """The snapshot as policies should see it: every expander job folded into its application
+    (its nodes counted as the application's; a pending one hidden: it is not a queued job).
+    """
+    extra: dict[int, list[str]] = {}
+    kept: list[Job] = []
+    live = {j.job_id for j in snap.jobs}
+    for job in snap.jobs:
+        app = served_by(job)
+        if app is None or app not in live:
+            kept.append(job)
+        elif job.is_running:
+            extra.setdefault(app, []).extend(job.nodes)
+    jobs = []
+    for job in kept:
+        more = [n for n in extra.get(job.job_id, []) if n not in job.nodes]
+        jobs.append(
+            replace(job, nodes=job.nodes + tuple(more), node_count=job.node_count + len(more))
+            if more
+            else job
+        )
+    return Snapshot(time=snap.time, nodes=snap.nodes, jobs=tuple(jobs))
 
 
 def _none(reason: str) -> p.Decision:
@@ -61,6 +102,28 @@ class Controller:
         self.timings: dict[str, list[float]] = {"expand": [], "shrink": [], "credential_wait": []}
         self._released: dict[tuple[int, str], float] = {}  # (job, node) -> wall time released
         self._base_limit: dict[int, float] = {}  # the time limit each job was submitted with
+        if self.options.expand_strategy not in STRATEGIES:
+            raise ValueError(
+                f"expand strategy {self.options.expand_strategy!r}; valid: {', '.join(STRATEGIES)}"
+            )
+        self._strategy: str | None = (
+            None if self.options.expand_strategy == "auto" else self.options.expand_strategy
+        )
+
+    @property
+    def strategy(self) -> str:
+        """The expansion strategy in use; ``auto`` asks Slurm once whether in-place growth is permitted."""
+        if self._strategy is None:
+            permitted = getattr(self.backend, "expansion_permitted", None)
+            try:
+                merge = True if permitted is None else bool(permitted())
+            except Exception as exc:
+                log.warning("cannot read Slurm's configuration (%s); expanding with expander jobs", exc)
+                merge = False
+            self._strategy = "merge" if merge else "expander"
+            log.info("expansion strategy: %s (auto: permit_job_expansion %s)", self._strategy,
+                     "on" if merge else "off")  # fmt: skip
+        return self._strategy
 
     # -- check -----------------------------------------------------------------------------------
     def check(self, req: p.Check) -> p.Decision:
@@ -83,13 +146,13 @@ class Controller:
         except ValueError as exc:
             return _none(f"invalid request: {exc}")
         with self.decide_lock:
-            snap, fresh = self.cache.get(), False
+            snap, fresh = fold_expanders(self.cache.get()), False
             cached = snap.job(req.job_id)
             if cached is None or cached.node_count != req.current:
-                snap, fresh = self.cache.fresh(), True  # the cache predates this job's last resize
+                snap, fresh = fold_expanders(self.cache.fresh()), True  # the cache predates a resize
             plan = self._decide(req, spec, snap)
             if plan is not None and not isinstance(plan, p.Decision) and not fresh:
-                plan = self._decide(req, spec, self.cache.fresh())  # act only on fresh data
+                plan = self._decide(req, spec, fold_expanders(self.cache.fresh()))  # act only on fresh data
             if plan is None:
                 return _none("no decision")
             if isinstance(plan, p.Decision):
@@ -102,14 +165,15 @@ class Controller:
             if reconf.boosts:  # the boosted job cannot start before the shrink: boost it now
                 self.background.submit(self._boost, reconf)
             return p.Decision(p.ACTION_SHRINK, reconf.new_size, reconf.nodes, reconf.token, self._why(reconf))
-        return self._expand(reconf)
+        return self._expand(reconf, req)
 
     def _decide(self, req: p.Check, spec: MalleableSpec, snap: Snapshot) -> Reconf | p.Decision | None:
+        """``snap`` has expander jobs folded into their applications (:func:`fold_expanders`)."""
         job = snap.job(req.job_id)
         if job is None or not job.is_running:
             return _none(f"job {req.job_id} is not running on the cluster")
-        if job.node_count != req.current:
-            return _none(f"job holds {job.node_count} nodes but the application runs on {req.current}")
+        if set(job.nodes) != set(req.nodes) or job.node_count != req.current:
+            return _none(f"job holds {sorted(job.nodes)} but the application runs on {sorted(req.nodes)}")
         view = self._view(snap, replace(job, malleable=spec))
         decisions = self.policy.decide(view, [req.job_id])
         mine = next(
@@ -120,27 +184,33 @@ class Controller:
             return _none(reasons or "policy: no action")
         boosts = [d.job_id for d in decisions if isinstance(d, RaisePriority)]
         if isinstance(mine, Expand):
+            if not req.agent:
+                return _none(f"policy: {mine.reason}; but the application has no agent to start new ranks")
             return Reconf(
                 req.job_id, "expand", job.node_count, mine.new_size, list(job.nodes), boosts=boosts,
                 reason=mine.reason,
             )  # fmt: skip
-        target = self._shrink_target(mine.new_size, req)
-        if target is None:
-            return _none(f"policy asked shrink to {mine.new_size}; the application cannot shrink there")
-        order = list(dict.fromkeys(req.nodes)) or list(job.nodes)
-        if set(order) != set(job.nodes):
-            return _none(f"application nodes {order} differ from the job's {list(job.nodes)}")
-        return Reconf(
-            req.job_id, "shrink", job.node_count, target, list(job.nodes), order[:target],
+        groups = [GroupRef.from_check(g) for g in req.groups] or [
+            GroupRef(f"node-{n}", req.job_id, (n,)) for n in req.nodes
+        ]
+        if node_count(groups) != job.node_count:
+            return _none(
+                f"the application's groups cover {node_count(groups)} nodes, the job {job.node_count}"
+            )
+        raw = self.cache.get(max_age=float("inf"))
+        hosts = {j.job_id: j.batch_host for j in raw.jobs if j.batch_host}
+        removed = plan_shrink(groups, req.job_id, hosts, mine.new_size)
+        if removed is None:
+            return _none(f"policy asked shrink to {mine.new_size}; no groups of the application can leave")
+        gone = {n for g in removed for n in g.nodes}
+        kept = [n for n in req.nodes if n not in gone]
+        job_nodes = {j.job_id: list(j.nodes) for j in raw.jobs}
+        reconf = Reconf(
+            req.job_id, "shrink", job.node_count, len(kept), list(job.nodes), kept,
             for_job=mine.for_job, boosts=boosts, reason=mine.reason,
         )  # fmt: skip
-
-    @staticmethod
-    def _shrink_target(target: int, req: p.Check) -> int | None:
-        """The largest size the application can go back to that is <= the policy's target."""
-        allowed = [s for s in (req.levels or range(1, req.current)) if s < req.current and s >= req.floor]
-        fits = [s for s in allowed if s <= target]
-        return max(fits) if fits else None
+        reconf.release = release_by_job(groups, removed, job_nodes)
+        return reconf
 
     def _view(self, snap: Snapshot, job: Job) -> Snapshot:
         """The snapshot with the asking job's spec, and nodes promised to expansions shown busy."""
@@ -158,29 +228,81 @@ class Controller:
         return reconf.reason or f"{reconf.kind} {reconf.old_size}->{reconf.new_size}"
 
     # -- expand ----------------------------------------------------------------------------------
-    def _expand(self, r: Reconf) -> p.Decision:
+    def _expand(self, r: Reconf, req: p.Check) -> p.Decision:
+        """Get the nodes with the strategy in use; then one answer: the nodes and how many groups join."""
         reason = self._why(r)
         r.state = "expanding"
+        r.strategy = self.strategy
         t0 = time.perf_counter()
         try:
-            with self.expand_lock:
-                self.backend.expand(r.job_id, r.new_size, timeout=self.options.expand_timeout)
-            merged = time.monotonic()
-            snap = self.cache.fresh()
+            if r.strategy == "merge":
+                added, launch = self._grow_by_merge(r)
+            else:
+                added, launch = self._grow_by_expander(r, req)
         except Exception as exc:
             self.inflight.end(r.job_id, r.token)
             self.counters["failed"] += 1
-            return _none(f"expand {r.old_size}->{r.new_size} failed: {exc}")
-        self.timings["expand"].append(merged - r.started)
-        job = snap.job(r.job_id)
-        added = [n for n in (job.nodes if job else ()) if n not in r.old_nodes]
+            return _none(f"expand {r.old_size}->{r.new_size} ({r.strategy}) failed: {exc}")
+        self.timings["expand"].append(time.monotonic() - r.started)
         r.nodes, r.state = added, "waiting-commit"
-        self._wait_credentials(r.job_id, added)
-        log.info("job %s expanded %s->%s, added %s [%.0f ms]", r.job_id, r.old_size, r.new_size, added,
-                 (time.perf_counter() - t0) * 1e3)  # fmt: skip
+        log.info("job %s expanded %s->%s by %s, added %s [%.0f ms]", r.job_id, r.old_size, r.new_size,
+                 r.strategy, added, (time.perf_counter() - t0) * 1e3)  # fmt: skip
+        job = self.cache.get(max_age=float("inf")).job(r.job_id)
         if self.options.reduce_time_limit and job is not None:
             self.background.submit(self._scale_time_limit, job, r.old_size, r.new_size)
-        return p.Decision(p.ACTION_EXPAND, r.new_size, added, r.token, reason)
+        return p.Decision(
+            p.ACTION_EXPAND, r.new_size, added, r.token, reason, groups=len(added), launch=launch
+        )
+
+    def _grow_by_merge(self, r: Reconf) -> tuple[list[str], list[str]]:
+        """The resizer merge: the nodes join the application's own job; its agent starts the ranks."""
+        own = self.cache.fresh().job(r.job_id)
+        if own is None:
+            raise RuntimeError("the job is gone")
+        r.own_nodes = list(own.nodes)
+        extra = r.new_size - r.old_size
+        with self.expand_lock:
+            self.backend.expand(r.job_id, own.node_count + extra, timeout=self.options.expand_timeout)
+        job = self.cache.fresh().job(r.job_id)
+        added = [n for n in (job.nodes if job else ()) if n not in r.own_nodes]
+        self._wait_credentials(r.job_id, added)
+        return added, added
+
+    def _grow_by_expander(self, r: Reconf, req: p.Check) -> tuple[list[str], list[str]]:
+        """A second job hosts the new ranks; its own agent starts them, so nothing to launch here."""
+        app = self.cache.fresh().job(r.job_id)
+        if app is None:
+            raise RuntimeError("the job is gone")
+        submit = getattr(self.backend, "submit_expander", None)
+        if submit is None:
+            raise RuntimeError("this backend has no expander jobs")
+        if not req.python.startswith("/"):
+            raise RuntimeError(f"the application's interpreter {req.python!r} is not an absolute path")
+        left = None
+        if app.time_limit is not None and app.start_time is not None:
+            left = app.time_limit - (time.time() - app.start_time)
+            if left < 60:
+                raise RuntimeError(f"the job has {left:.0f} s left: too little for an expander job")
+        command = (
+            f"exec {shlex.quote(req.python)} -m dmr join "
+            f"--agent {shlex.quote(req.agent)} --token {shlex.quote(r.token)}"
+        )
+        extra = r.new_size - r.old_size
+        helper = submit(app, extra, command, left)
+        r.helper_job = helper
+        deadline = time.monotonic() + self.options.expand_timeout
+        delay = 0.01
+        while True:
+            state, nodes = self.backend.job_state(helper)  # type: ignore[attr-defined]
+            if state == JobState.RUNNING and len(nodes) == extra:
+                return list(nodes), []
+            if state not in ("PENDING", "CONFIGURING", JobState.RUNNING) or time.monotonic() > deadline:
+                self.backend.cancel_quietly(helper)  # type: ignore[attr-defined]
+                r.helper_job = None
+                why = f"is {state or 'gone'}" if state not in ("PENDING", "CONFIGURING") else "did not start"
+                raise RuntimeError(f"expander job {helper} {why} within {self.options.expand_timeout:.0f} s")
+            time.sleep(delay)
+            delay = min(0.05, delay * 1.5)
 
     def _wait_credentials(self, job_id: int, nodes: list[str]) -> None:
         """Slurm revokes a job's credential on the nodes a shrink releases, to the second: a step
@@ -206,7 +328,12 @@ class Controller:
                 ok=True, reason=verb, nodes=r.old_nodes + r.nodes if r.kind == "expand" else r.old_nodes
             )
         try:  # the application could not use the new nodes: give them back
-            self.backend.shrink(r.job_id, r.old_size, keep=r.old_nodes)
+            if r.helper_job is not None:
+                self.backend.cancel_quietly(r.helper_job)  # type: ignore[attr-defined]
+            else:
+                self._wait_steps_gone(r.job_id, r.nodes)
+                own = r.own_nodes or r.old_nodes
+                self.backend.shrink(r.job_id, len(own), keep=own)
             reason = f"expansion undone, back to {r.old_nodes}"
         except Exception as exc:
             reason = f"giving the nodes back failed: {exc}"
@@ -234,7 +361,9 @@ class Controller:
             return p.Done(ok=False, reason=f"only {got} of {req.acks} acks in {self.options.ack_timeout} s")
         released = [n for n in r.old_nodes if n not in r.nodes]
         t_acks = time.perf_counter()
-        self._wait_steps_gone(r.job_id, released)
+        for job_id, (keep, _ends) in (r.release or {r.job_id: (r.nodes, False)}).items():
+            gone = [n for n in released if n not in keep]
+            self._wait_steps_gone(job_id, gone)
         t_steps = time.perf_counter()
         try:
             self._shrink_allocation(r)
@@ -258,12 +387,21 @@ class Controller:
         return p.Done(ok=True, reason="shrunk", nodes=list(r.nodes))
 
     def _shrink_allocation(self, r: Reconf) -> None:
-        """Release the nodes not kept. The decision checked, on a fresh snapshot, that the job runs
-        on ``r.old_nodes``, and the in-flight lock kept anyone else from resizing it since: the
-        cached snapshot is passed on so that the backend does not read the whole cluster again
-        (that read costs a third of the shrink budget).
+        """Release the nodes not kept: a node-list update of each job that keeps some, the end of
+        each expander job that keeps none. The decision checked, on a fresh snapshot, that the
+        application runs on ``r.old_nodes``, and the in-flight lock kept anyone else from
+        resizing it since: the cached snapshot is passed on so that the backend does not read
+        the whole cluster again (that read costs a third of the shrink budget).
         """
-        self.backend.shrink(r.job_id, r.new_size, keep=r.nodes, snap=self.cache.get(max_age=float("inf")))
+        snap = self.cache.get(max_age=float("inf"))
+        release = r.release or {r.job_id: (r.nodes, False)}
+        for job_id, (keep, ends) in release.items():
+            if ends:
+                if job_id == r.job_id:
+                    raise RuntimeError("the application's own job cannot end in a shrink")
+                self.backend.cancel_quietly(job_id)  # type: ignore[attr-defined]
+            else:
+                self.backend.shrink(job_id, len(keep), keep=keep, snap=snap)
 
     def _boost(self, r: Reconf) -> None:
         for job_id in r.boosts:
@@ -357,6 +495,13 @@ class Controller:
                     "job %s: dropped %s in flight (%s)", job_id, r.kind, "stale" if stale else "job gone"
                 )
         self._sweep_resizers(snap)
+        sweep = getattr(self.backend, "cancel_orphan_expanders", None)
+        if sweep is not None:
+            try:
+                for job_id in sweep(snap=snap):
+                    log.warning("cancelled expander job %s: its application is gone", job_id)
+            except Exception as exc:
+                log.warning("expander sweep failed: %s", exc)
 
     def status(self) -> p.Status:
         flights = {

@@ -25,6 +25,10 @@ class Reconf:
     started: float = field(default_factory=time.monotonic)
     acks: set[int] = field(default_factory=set)
     reason: str = ""
+    strategy: str = ""  # expand: "merge" | "expander"
+    helper_job: int | None = None  # expand by expander: the job hosting the new ranks
+    own_nodes: list[str] = field(default_factory=list)  # the application job's own nodes before
+    release: dict[int, tuple[list[str], bool]] = field(default_factory=dict)  # shrink: job -> (keep, ends)
 
 
 class InFlight:

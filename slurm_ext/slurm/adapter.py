@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,10 +30,21 @@ from slurm_ext.slurm.parse import (
 # Slurm refuses priorities >= 0xFFFFFFFE ("Priority must be < 4294967294").
 TOP_PRIORITY = 4294967293
 RESIZER_PREFIX = "resizer-for-"
+EXPANDER_PREFIX = "expander-for-"
 
 
 def resizer_name(job_id: int) -> str:
     return f"{RESIZER_PREFIX}{job_id}"
+
+
+def expander_name(job_id: int) -> str:
+    return f"{EXPANDER_PREFIX}{job_id}"
+
+
+def served_job(name: str, prefix: str) -> int | None:
+    """The job a helper job named ``<prefix><id>`` serves, or None."""
+    tail = name.removeprefix(prefix)
+    return int(tail) if tail != name and tail.isdigit() else None
 
 
 class SlurmCluster:
@@ -175,6 +187,62 @@ class SlurmCluster:
         finally:
             self._cancel_quietly(resizer)
         self.cmd.run(["scontrol", "update", f"JobId={job_id}", "NumNodes=ALL"])
+        # Slurm may answer rc 0 without adding anything (e.g. after a failed hand-over): check.
+        got = self.job_state(job_id)[1]
+        if len(got) != new_size:
+            raise SlurmError(f"merge into job {job_id} left it on {len(got)} node(s), not {new_size}")
+
+    def expansion_permitted(self) -> bool:
+        """True if the cluster allows in-place growth (SchedulerParameters=permit_job_expansion)."""
+        out = self.cmd.run(["scontrol", "show", "config"]).stdout
+        for line in out.splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "SchedulerParameters":
+                return "permit_job_expansion" in value.split(",") or "permit_job_expansion" in value
+        return False
+
+    def job_state(self, job_id: int) -> tuple[str, tuple[str, ...]]:
+        """(state, nodes) of one job from a light ``squeue`` call; ("", ()) once it is gone."""
+        res = self.cmd.run(["squeue", "-h", "-j", str(job_id), "-o", "%T|%N"], check=False)
+        line = res.stdout.strip().splitlines()[0] if res.returncode == 0 and res.stdout.strip() else ""
+        if not line:
+            return "", ()
+        state, _, nodes = line.partition("|")
+        return state, expand_nodes(nodes)
+
+    def submit_expander(self, app: Job, nodes: int, command: str, time_limit: float | None) -> int:
+        """Submit a second job hosting new ranks of ``app``: same user, account, partition and QoS,
+        whole nodes, named after ``app``, its output appended to ``app``'s. Returns its id.
+        """
+        if nodes < 1:
+            raise InvalidRequest(f"an expander job needs at least 1 node, got {nodes}")
+        args = ["sbatch", "--parsable", "-N", str(nodes), "--exclusive", "-J", expander_name(app.job_id)]
+        for flag, value in (("-p", app.partition or self.partition), ("-A", app.account), ("-q", app.qos)):
+            if value:
+                args += [flag, value]
+        if time_limit is not None:
+            args += ["-t", str(max(1, math.floor(time_limit / 60)))]
+        if app.workdir:
+            args += [f"--chdir={app.workdir}"]
+        args += [f"--output={app.stdout}", "--open-mode=append"] if app.stdout else ["--output=/dev/null"]
+        args += ["--wrap", command]
+        if app.user and app.user != _current_user():
+            args = ["runuser", "-u", app.user, "--", *args]  # as the application's owner (we are root)
+        out = self.cmd.run(args).stdout.strip()
+        return int(out.split(";")[0])
+
+    def cancel_orphan_expanders(self, snap: Snapshot | None = None) -> list[int]:
+        """Cancel expander jobs whose application is no longer running; returns their ids."""
+        snap = snap or self.snapshot()
+        running = {j.job_id for j in snap.running}
+        orphans = [
+            j.job_id
+            for j in snap.jobs
+            if (app := served_job(j.name, EXPANDER_PREFIX)) is not None and app not in running
+        ]
+        for job_id in orphans:
+            self._cancel_quietly(job_id)
+        return orphans
 
     def cancel_orphan_resizers(self, older_than: float, snap: Snapshot | None = None) -> list[int]:
         """Cancel resizer jobs submitted more than ``older_than`` seconds ago; returns their ids.
@@ -219,3 +287,13 @@ class SlurmCluster:
     def _cancel_quietly(self, job_id: int | None) -> None:
         if job_id is not None:
             self.cmd.run(["scancel", str(job_id)], check=False)
+
+    def cancel_quietly(self, job_id: int) -> None:
+        """``scancel`` without complaint if the job has ended already."""
+        self._cancel_quietly(job_id)
+
+
+def _current_user() -> str:
+    import pwd
+
+    return pwd.getpwuid(os.getuid()).pw_name

@@ -56,6 +56,11 @@ def parse_job(raw: dict[str, Any]) -> Job:
         partition=str(raw.get("partition", "")),
         dependency=str(raw.get("dependency") or ""),
         reason=str(raw.get("state_reason") or ""),
+        account=str(raw.get("account") or ""),
+        qos=str(raw.get("qos") or ""),
+        batch_host=str(raw.get("batch_host") or ""),
+        workdir=str(raw.get("current_working_directory") or ""),
+        stdout=str(raw.get("standard_output") or ""),
     )
 
 

@@ -12,24 +12,25 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
 
 from slurm_ext.config import load_config
+from slurm_ext.local.cluster import LocalCluster
 from slurm_ext.policies.dmr import DMRPolicy
 from slurm_ext.service import Controller, Server, ServiceOptions
-from slurm_ext.slurm.adapter import RESIZER_PREFIX, SlurmCluster
+from slurm_ext.slurm.adapter import EXPANDER_PREFIX, RESIZER_PREFIX, SlurmCluster
 
 REPO = Path(__file__).resolve().parents[2]
 FS = REPO / "apps" / "fs.py"
 
 
-def slurm_env() -> dict[str, str]:
+def slurm_env(conf: Path | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    conf = load_config().cluster.slurm_conf
+    conf = conf or load_config().cluster.slurm_conf
     if conf.exists():
         env["SLURM_CONF"] = str(conf)
     for var in ("SLURM_JOB_ID", "SLURM_JOBID"):
@@ -37,15 +38,15 @@ def slurm_env() -> dict[str, str]:
     return env
 
 
-def sh(*args: str, check: bool = True) -> str:
-    res = subprocess.run(args, capture_output=True, text=True, env=slurm_env(), timeout=60)
+def sh(*args: str, check: bool = True, conf: Path | None = None) -> str:
+    res = subprocess.run(args, capture_output=True, text=True, env=slurm_env(conf), timeout=60)
     if check and res.returncode != 0:
         raise RuntimeError(f"{' '.join(args)}: {res.stderr.strip()}")
     return res.stdout
 
 
-def idle_nodes() -> int:
-    return int(sh("sinfo", "-h", "-t", "idle", "-o", "%D").strip() or 0)
+def idle_nodes(conf: Path | None = None) -> int:
+    return int(sh("sinfo", "-h", "-t", "idle", "-o", "%D", conf=conf).strip() or 0)
 
 
 @dataclass
@@ -54,16 +55,24 @@ class Slurm:
 
     tmp: Path
     jobs: list[int] = field(default_factory=list)
+    conf: Path | None = None  # the cluster's slurm.conf (None: the default local cluster)
 
-    def sbatch(self, nodes: int, script: str, name: str, env: dict[str, str] | None = None) -> int:
+    def sbatch(
+        self,
+        nodes: int,
+        script: str,
+        name: str,
+        env: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
+    ) -> int:
         path = self.tmp / f"{name}.sh"
         path.write_text("#!/bin/bash\n" + script + "\n")
         out = self.tmp / f"{name}-%j.out"
-        full_env = {**slurm_env(), **(env or {})}
+        full_env = {**slurm_env(self.conf), **(env or {})}
+        cmd = ["sbatch", "--parsable", "-N", str(nodes), "-t", "10", "-J", name, "-o", str(out), *args]
         res = subprocess.run(
-            ["sbatch", "--parsable", "-N", str(nodes), "-t", "10", "-J", name, "-o", str(out), str(path)],
-            capture_output=True, text=True, env=full_env, check=True, timeout=60,
-        )  # fmt: skip
+            [*cmd, str(path)], capture_output=True, text=True, env=full_env, check=True, timeout=60
+        )
         job_id = int(res.stdout.strip().split(";")[0])
         self.jobs.append(job_id)
         return job_id
@@ -72,8 +81,22 @@ class Slurm:
         script = f"srun --mpi=pmi2 -n 1 {sys.executable} {FS} {args}\necho srun-exit $?"
         return self.sbatch(1, script, name, {"DMR_SERVICE": f"{service[0]}:{service[1]}", **(env or {})})
 
+    def dmr_fs(
+        self, service: tuple[str, int], launch: int, args: str, name: str = "fs", ppn: int = 2,
+        env: dict[str, str] | None = None,
+    ) -> int:  # fmt: skip
+        """FS under ``dmr-run`` (one group of ``ppn`` ranks per node), launched on ``launch`` nodes."""
+        script = f"{sys.executable} -m dmr --ppn {ppn} -- {sys.executable} {FS} {args}\necho dmr-run-exit $?"
+        env = {"DMR_SERVICE": f"{service[0]}:{service[1]}", **(env or {})}
+        return self.sbatch(launch, script, name, env, args=(f"--ntasks-per-node={ppn}",))
+
+    def squeue(self) -> list[tuple[int, str, str]]:
+        """(id, name, state) of every job on the cluster."""
+        out = sh("squeue", "-h", "-o", "%i|%j|%T", conf=self.conf)
+        return [(int(i), n, st) for i, n, st in (ln.split("|") for ln in out.splitlines())]
+
     def job(self, job_id: int) -> dict | None:
-        out = sh("squeue", "-h", "-j", str(job_id), "-o", "%T|%D|%N|%l", check=False).strip()
+        out = sh("squeue", "-h", "-j", str(job_id), "-o", "%T|%D|%N|%l", check=False, conf=self.conf).strip()
         if not out:
             return None
         state, count, nodes, limit = out.split("|")
@@ -103,7 +126,7 @@ class Slurm:
 
     def cleanup(self) -> None:
         for job_id in self.jobs:
-            sh("scancel", str(job_id), check=False)
+            sh("scancel", str(job_id), check=False, conf=self.conf)
 
 
 def resizer_jobs() -> list[str]:
@@ -124,13 +147,72 @@ def slurm(tmp_path: Path, local_cluster: object) -> Iterator[Slurm]:
     s.cleanup()
 
 
+def start_service(conf: Path, strategy: str = "auto", expand_timeout: float = 5) -> Server:
+    backend = SlurmCluster(slurm_conf=conf)
+    options = ServiceOptions(expand_timeout=expand_timeout, snapshot_interval=0.5, expand_strategy=strategy)
+    server = Server(Controller(backend, DMRPolicy(), options), host="127.0.0.1", port=0)
+    server.start()
+    return server
+
+
+def stop_service(server: Server, conf: Path | None = None) -> None:
+    server.stop()
+    server.controller.background.shutdown(wait=True)
+    left = [ln for ln in sh("squeue", "-h", "-o", "%i %j %T", conf=conf).splitlines()
+            if RESIZER_PREFIX in ln or EXPANDER_PREFIX in ln]  # fmt: skip
+    assert left == [], f"resizer or expander jobs left behind: {left}"
+
+
 @pytest.fixture
 def service() -> Iterator[Server]:
-    backend = SlurmCluster(slurm_conf=load_config().cluster.slurm_conf)
-    ctl = Controller(backend, DMRPolicy(), ServiceOptions(expand_timeout=5, snapshot_interval=0.5))
-    server = Server(ctl, host="127.0.0.1", port=0)
-    server.start()
+    server = start_service(load_config().cluster.slurm_conf)
     yield server
-    server.stop()
-    ctl.background.shutdown(wait=True)
-    assert resizer_jobs() == [], "a resizer job was left behind"
+    stop_service(server)
+
+
+@pytest.fixture
+def make_service() -> Iterator[Callable[..., Server]]:
+    """``make_service(strategy, conf=None)``: a service with that expansion strategy (stopped after)."""
+    started: list[tuple[Server, Path]] = []
+
+    def make(strategy: str = "auto", conf: Path | None = None, expand_timeout: float = 5) -> Server:
+        conf = conf or load_config().cluster.slurm_conf
+        server = start_service(conf, strategy, expand_timeout)
+        started.append((server, conf))
+        return server
+
+    yield make
+    for server, conf in started:
+        stop_service(server, conf)
+
+
+STOCK_PORTS = {"slurmctld": 7817, "slurmdbd": 7819, "mariadb": 4307, "slurmd_base": 18001}
+
+
+@pytest.fixture(scope="session")
+def stock_cluster(
+    local_cluster: LocalCluster, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LocalCluster]:
+    """A second, 4-node cluster as Slurm ships it: `cluster up --no-expansion` (own state and ports)."""
+    base = load_config().cluster
+    cfg = replace(
+        base, name="stock", nodes=4, expansion=False, state_dir=Path(str(base.state_dir) + "-stock"),
+        slurmctld_port=STOCK_PORTS["slurmctld"], slurmdbd_port=STOCK_PORTS["slurmdbd"],
+        mariadb_port=STOCK_PORTS["mariadb"], slurmd_base_port=STOCK_PORTS["slurmd_base"],
+    )  # fmt: skip
+    cluster = LocalCluster(cfg)
+    cluster.up(expansion=False)
+    yield cluster
+    cluster.down()
+
+
+@pytest.fixture
+def stock(tmp_path: Path, stock_cluster: LocalCluster) -> Iterator[Slurm]:
+    s = Slurm(tmp_path, conf=stock_cluster.cfg.slurm_conf)
+    deadline = time.monotonic() + 60
+    while idle_nodes(s.conf) < 4:
+        if time.monotonic() > deadline:
+            pytest.fail("the stock cluster's 4 nodes are not idle")
+        time.sleep(0.5)
+    yield s
+    s.cleanup()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
+from slurm_ext import protocol as p
 from slurm_ext.service.inflight import Reconf
 
 pytestmark = pytest.mark.slurm
@@ -73,7 +76,10 @@ def test_expand_timeout_answers_no_action_and_leaves_no_resizer(slurm, service):
     node = slurm.job(job)["nodelist"]
     reconf = Reconf(job, "expand", 1, 2, [node])
     assert ctl.inflight.begin(reconf)
-    decision = ctl._expand(reconf)
+    asking = p.Check(
+        job_id=job, current=1, min=1, max=2, nodes=[node], agent="127.0.0.1:1:k", python=sys.executable
+    )
+    decision = ctl._expand(reconf, asking)
     assert decision.action == "none" and "failed" in decision.reason
     assert ctl.inflight.get(job) is None
     assert slurm.job(job)["nodes"] == 1

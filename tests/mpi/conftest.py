@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -23,3 +24,23 @@ def run_mpi(ranks: int, program: str, *args: str, timeout: float = 60, env: dict
     full_env.pop("SLURM_JOB_ID", None)
     cmd = [MPIEXEC, "-n", str(ranks), sys.executable, str(HERE / program), *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env, cwd=HERE)
+
+
+def run_dmr(nodes: list[str], ppn: int, program: str, *args: str, timeout: float = 60):
+    """``dmr-run --nodes ... --ppn ...`` outside Slurm: one mpiexec group per fake node."""
+    if MPIEXEC is None:
+        pytest.skip("mpiexec not found (pip install mpich)")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "DMR_SERVICE": "127.0.0.1:1"}
+    env.pop("SLURM_JOB_ID", None)
+    cmd = [sys.executable, "-m", "dmr", "--nodes", ",".join(nodes), "--ppn", str(ppn), "--",
+           sys.executable, str(HERE / program), *args]  # fmt: skip
+    # its own process group, so that a timeout kills the agent and every group it started
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=HERE, start_new_session=True)  # fmt: skip
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        err += f"\n(killed after {timeout} s)"
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)

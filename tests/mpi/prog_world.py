@@ -1,57 +1,56 @@
-"""Under mpiexec -n 1: grow 1 -> 2 -> 4 by spawn, shrink 4 -> 2 -> 1; the data survives each step."""
+"""Under ``dmr-run --nodes a,b,c --ppn 2`` (mpiexec, no Slurm): three groups join at launch; a
+fourth group joins through the agent (as in an expansion); then the middle group "b" leaves
+(as in a shrink). The block-distributed data and its checksum survive each step.
+"""
 
 from __future__ import annotations
 
-import os
 import sys
 
 import numpy as np
 
-from dmr.redistribute import global_checksum, redistribute
-from dmr.world import World
+from dmr.redistribute import block_range, global_checksum
+from dmr.runtime import Runtime
 
 LENGTH = 1000
-joined = World.join()
-if joined is None:
-    world = World.launch()
-    data = np.arange(LENGTH, dtype=np.int64)
-    expect = global_checksum(world.comm, data)
-    step = 0
-else:
-    world, handover = joined
-    expect = handover["expect"]
-    step = handover["step"]
-    # finish the expansion we were spawned by, as the parents do below
-    data = redistribute(world.comm, None, handover["old"], world.size)
-    if global_checksum(world.comm, data) != expect:
-        sys.exit(1)
+rt = Runtime()
 
 
 def log(msg: str) -> None:
-    where = "gone" if world.left else f"rank {world.rank}/{world.size}"
-    print(f"[pid {os.getpid()} {where}] {msg}", flush=True)
+    print(f"[{rt.world.tag} rank {rt.rank}/{rt.size}] {msg}", flush=True)
 
 
-plan = [("grow", 1), ("grow", 2), ("shrink", 2), ("shrink", 1)]
-while step < len(plan):
-    kind, arg = plan[step]
-    old = world.size
-    step += 1
-    if kind == "grow":
-        world.spawn(arg, None, {"expect": expect, "step": step, "old": old})
-        data = redistribute(world.comm, data, old, world.size)
-    else:
-        data = redistribute(world.comm, data, old, arg)
-        stays = world.shrink_to(arg)
-        if not stays:
-            assert data.shape[0] == 0
-            log("left")
-            sys.exit(0)
-    got = global_checksum(world.comm, data)
-    if got != expect:
-        log(f"FAIL after {kind} {arg}: {got} != {expect}")
-        sys.exit(1)
-    if world.rank == 0:
-        log(f"{kind} ok: now {world.size} ranks, sizes {world.sizes}")
-if world.rank == 0:
-    log("DONE")
+if rt.joining is None:  # launched with the application
+    lo, hi = block_range(LENGTH, rt.size, rt.rank)
+    data = np.arange(lo, hi, dtype=np.int64)
+    expect = global_checksum(rt.comm, data)
+    log(f"launch ok: {len(rt.world.groups)} groups, nodes {rt.world.nodes}")
+    # an expansion by one group on node "d", started by the agent
+    action, size, handle = rt._expand({"token": "t1", "groups": 1, "launch": ["d"]})
+    assert handle is not None, "expansion failed"
+else:
+    handle = rt.joining
+    data, expect = None, None
+    log("joined")
+expect = handle.bcast(expect)
+data = handle.redistribute(data)
+handle.finish()
+if global_checksum(rt.comm, data) != expect:
+    log("checksum mismatch after expand")
+    sys.exit(1)
+log(f"grow ok: now {rt.size} ranks on {rt.world.nodes}")
+
+kept = [n for n in rt.world.nodes if n != "b"]
+action, size, handle = rt._shrink({"nodes": kept, "token": "s1"})
+assert handle is not None
+data = handle.redistribute(data)
+if handle.leaving:
+    log("left")
+handle.finish(exit=True)  # leaving ranks exit here
+if global_checksum(rt.comm, data) != expect:
+    log("checksum mismatch after shrink")
+    sys.exit(1)
+log(f"shrink ok: now {rt.size} ranks on {rt.world.nodes}")
+rt.comm.Barrier()
+if rt.rank == 0:
+    print("DONE", flush=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import run_mpi
+from .conftest import run_dmr, run_mpi
 
 pytestmark = pytest.mark.mpi
 
@@ -16,10 +16,12 @@ def test_redistribute_keeps_global_array(ranks):
     assert "redistribute: 0 failures" in proc.stdout
 
 
-def test_world_grows_by_spawn_and_shrinks_by_disconnect():
-    proc = run_mpi(1, "prog_world.py")
+def test_world_of_groups_grows_through_the_agent_and_loses_a_middle_group():
+    """dmr-run launches 3 groups of 2 ranks (mpiexec, no Slurm); one more joins, the middle one leaves."""
+    proc = run_dmr(["a", "b", "c"], 2, "prog_world.py")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
-    assert "grow ok: now 2 ranks" in out and "grow ok: now 4 ranks" in out
-    assert "shrink ok: now 2 ranks" in out and "shrink ok: now 1 ranks" in out
-    assert out.count("left") == 3 and "DONE" in out
+    assert out.count("launch ok: 3 groups") == 6
+    assert out.count("joined") == 2 and out.count("grow ok: now 8 ranks on ['a', 'b', 'c', 'd']") == 8
+    assert out.count("] left") == 2 and out.count("shrink ok: now 6 ranks on ['a', 'c', 'd']") == 6
+    assert "DONE" in out

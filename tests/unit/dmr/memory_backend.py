@@ -88,6 +88,10 @@ class MemoryBackend:
         with self.lock:
             self.jobs.pop(job_id, None)
 
+    def cancel_quietly(self, job_id: int) -> None:
+        self.calls.append(("cancel", job_id))
+        self.cancel(job_id)
+
 
 def _with(job: Job, nodes: tuple[str, ...]) -> Job:
     from dataclasses import replace

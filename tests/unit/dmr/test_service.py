@@ -21,6 +21,10 @@ def make(nodes: int = 4, **opts) -> tuple[MemoryBackend, Controller]:
 
 
 def check(job_id: int, cur: int, nodes: list[str], lo: int = 1, hi: int = 4, **kw) -> p.Check:
+    """A check from an application with one group per node (as dmr-run launches it) and an agent."""
+    kw.setdefault("groups", [{"tag": f"g-{n}", "job_id": job_id, "nodes": [n], "size": 1} for n in nodes])
+    kw.setdefault("agent", "127.0.0.1:1:key")
+    kw.setdefault("python", "/usr/bin/python3")
     return p.Check(job_id=job_id, current=cur, min=lo, max=hi, factor=2, nodes=nodes, **kw)
 
 
@@ -76,7 +80,7 @@ def _shrink_setup(ack_timeout: float = 2.0):
     backend.add(1, 4)
     backend.add(9, 2, pending=True)
     # the application's rank order: n3 n1 n4 n2 (rank 0 on n3)
-    d = ctl.check(check(1, 4, ["n3", "n1", "n4", "n2"], levels=[1, 2, 3, 4]))
+    d = ctl.check(check(1, 4, ["n3", "n1", "n4", "n2"]))
     assert d.action == "shrink" and d.new_size == 2
     return backend, ctl, d
 
@@ -97,7 +101,8 @@ def test_shrink_keeps_the_first_ranks_nodes_and_waits_for_every_ack():
     ctl.ack(p.Ack(job_id=1, token=d.token, rank=3))
     waiter.join(5)
     assert result and result[0].ok
-    assert ("shrink", 1, 2, ("n3", "n1")) in backend.calls
+    shrinks = [c for c in backend.calls if c[0] == "shrink"]
+    assert len(shrinks) == 1 and shrinks[0][:3] == ("shrink", 1, 2) and set(shrinks[0][3]) == {"n3", "n1"}
     ctl.background.shutdown(wait=True)
     assert ("raise_priority", 9) in backend.calls
     limit = next(c for c in backend.calls if c[0] == "set_time_limit")
@@ -112,19 +117,28 @@ def test_shrink_without_all_acks_never_shrinks():
     assert not any(c[0] == "shrink" for c in backend.calls) and ctl.inflight.get(1) is None
 
 
-def test_shrink_only_to_a_size_the_application_can_return_to():
+def test_shrink_only_by_whole_groups():
     backend, ctl = make()
     backend.add(1, 4)
     backend.add(9, 2, pending=True)
-    d = ctl.check(check(1, 4, ["n1", "n2", "n3", "n4"], levels=[4], floor=4))
-    assert d.action == "none" and "cannot shrink" in d.reason
+    # launched by plain `srun -N4`: one group over all four nodes, which cannot be split
+    one = [{"tag": "g0", "job_id": 1, "nodes": ["n1", "n2", "n3", "n4"], "size": 4}]
+    d = ctl.check(check(1, 4, ["n1", "n2", "n3", "n4"], groups=one))
+    assert d.action == "none" and "no groups of the application can leave" in d.reason
+
+
+def test_no_agent_no_expansion():
+    backend, ctl = make()
+    backend.add(1, 1)
+    d = ctl.check(check(1, 1, ["n1"], agent=""))
+    assert d.action == "none" and "no agent" in d.reason and not backend.calls
 
 
 def test_stale_application_size_is_no_action():
     backend, ctl = make()
     backend.add(1, 2)
     d = ctl.check(check(1, 1, ["n1"]))
-    assert d.action == "none" and "holds 2" in d.reason
+    assert d.action == "none" and "holds ['n1', 'n2']" in d.reason
 
 
 def test_concurrent_jobs_never_get_the_same_nodes():
@@ -165,7 +179,7 @@ def test_server_answers_ping_status_and_errors_on_one_connection():
     try:
         conn = p.Connection.connect(server.address)
         assert isinstance(conn.request(p.Ping()), p.Pong)
-        conn.sock.sendall(b'{"v": 1, "type": "nope"}\n')
+        conn.sock.sendall(b'{"v": 2, "type": "nope"}\n')
         err = conn.receive()
         assert isinstance(err, p.Error) and "unknown message type" in err.message
         conn.sock.sendall(b"garbage\n")

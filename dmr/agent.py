@@ -1,0 +1,394 @@
+"""The job agent: starts an application's groups and is their rendezvous.
+
+Every Slurm job that hosts ranks of a malleable application runs one agent:
+
+- the application's own job runs ``dmr-run [--ppn K] -- python app.py ...`` in its batch
+  script (or, launched with plain ``srun``, rank 0 starts a private agent). The agent starts
+  one group per node, keeps the application's MPI port (posted by rank 0), and starts groups
+  on nodes merged into its job when rank 0 asks;
+- an expander job (the service's second job that hosts new ranks) runs
+  ``python -m dmr join --agent ADDR --token T``: it fetches the launch spec from the
+  application's agent, starts one group per node of its own allocation, and ends when its
+  groups end or when the application's agent goes away.
+
+A new group's rank 0 says ``hello`` with the operation's token and waits; rank 0 of the
+application says ``expect`` (token, how many groups, where to launch them): once that many
+groups said hello the answer is "ready" with their tags (in launch order), and rank 0
+``release``-s them one at a time, each just before the application accepts it: that group
+gets the port (``go``) and connects. One connection at a time, because MPICH crashes now and
+then when several separately launched worlds connect to one port at once (seen here about
+every other launch of three groups). If the groups do not all arrive before the deadline,
+those that did are told to exit, the ones this agent launched are stopped, and the answer is
+"not ready". Requests are JSON lines; every request carries the agent's key
+(``DMR_AGENT=host:port:key``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import secrets
+import signal
+import socket
+import socketserver
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from dmr.launch import LaunchSpec, start_group
+
+LAUNCH_TOKEN = "launch"  # the groups started with the application
+GRACE = 30.0  # seconds the other groups get to finish after the application's first group ended
+
+
+@dataclass
+class _Op:
+    """Groups expected under one token: who said hello, what was launched, the outcome."""
+
+    hellos: list[dict[str, Any]] = field(default_factory=list)
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    outcome: bool | None = None  # True: taken (each group waits for its release); False: aborted
+    released: set[str] = field(default_factory=set)
+
+
+class Agent:
+    """State shared by the connection threads (guarded by one condition)."""
+
+    def __init__(self, spec: LaunchSpec, job_id: int | None, key: str | None = None) -> None:
+        self.spec = spec
+        self.job_id = job_id
+        self.key = key or secrets.token_hex(8)
+        self.cond = threading.Condition()
+        self.port: str | None = None
+        self.ops: dict[str, _Op] = {}
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.launched_on: list[str] = []  # nodes in launch order (the order groups are admitted in)
+        self.closing = False
+
+    # -- launching ----------------------------------------------------------------------------
+    def launch(self, token: str | None, node: str, extra: dict[str, str] | None = None) -> None:
+        """Start one group on ``node`` (token None: the application's first group)."""
+        env = {"DMR_AGENT": self.address_text, **(extra or {})}
+        if token is not None:
+            env["DMR_TOKEN"] = token
+        proc = start_group(self.spec, self.job_id, node, env)
+        with self.cond:
+            self.procs.append(proc)
+            self.launched_on.append(node)
+            if token is not None:
+                self.ops.setdefault(token, _Op()).procs.append(proc)
+
+    address_text = ""  # set by serve(): "host:port:key"
+
+    # -- requests -----------------------------------------------------------------------------
+    def handle(self, req: dict[str, Any]) -> dict[str, Any]:
+        if req.get("key") != self.key:
+            return {"ok": False, "error": "wrong or missing agent key"}
+        op = req.get("op")
+        if op == "port":
+            with self.cond:
+                self.port = str(req["port"])
+                self.cond.notify_all()
+            return {"ok": True}
+        if op == "hello":
+            return self._hello(str(req["token"]), dict(req.get("group") or {}))
+        if op == "expect":
+            return self._expect(
+                str(req["token"]), int(req["count"]), [str(n) for n in req.get("launch", [])],
+                float(req.get("timeout", 30.0)), dict(req.get("env") or {}),
+            )  # fmt: skip
+        if op == "release":
+            with self.cond:
+                self.ops.setdefault(str(req["token"]), _Op()).released.add(str(req["tag"]))
+                self.cond.notify_all()
+            return {"ok": True}
+        if op == "spec":
+            return {"ok": True, "spec": self.spec.to_dict(), "job_id": self.job_id}
+        if op == "ping":
+            return {"ok": True}
+        return {"ok": False, "error": f"unknown op {op!r}"}
+
+    def _hello(self, token: str, group: dict[str, Any]) -> dict[str, Any]:
+        with self.cond:
+            op = self.ops.setdefault(token, _Op())
+            if op.outcome is not None:
+                return {"ok": True, "go": False, "reason": f"operation {token} is already over"}
+            op.hellos.append(group)
+            self.cond.notify_all()
+            tag = str(group.get("tag"))
+            while op.outcome is not False and tag not in op.released and not self.closing:
+                self.cond.wait(1.0)
+            if op.outcome and tag in op.released and self.port is not None:
+                return {"ok": True, "go": True, "port": self.port}
+            return {"ok": True, "go": False, "reason": "the application did not take this group"}
+
+    def _expect(
+        self, token: str, count: int, launch: list[str], timeout: float, env: dict[str, str]
+    ) -> dict[str, Any]:
+        for node in launch:
+            self.launch(token, node, env)
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            op = self.ops.setdefault(token, _Op())
+            while len(op.hellos) < count and self.port is not None and not self.closing:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self.cond.wait(left)
+            ready = len(op.hellos) >= count and self.port is not None and op.outcome is None
+            op.outcome = ready
+            self.cond.notify_all()
+            procs = list(op.procs)
+            arrived = len(op.hellos)
+            order = {node: i for i, node in enumerate(self.launched_on)}
+            hellos = sorted(
+                op.hellos[:count], key=lambda g: order.get((g.get("nodes") or [""])[0], len(order))
+            )
+        if not ready:
+            for proc in procs:
+                _stop(proc)
+            return {"ok": True, "ready": False, "arrived": arrived, "reason": f"{arrived} of {count} groups"}
+        return {"ok": True, "ready": True, "arrived": arrived, "tags": [str(g.get("tag")) for g in hellos]}
+
+    # -- end ----------------------------------------------------------------------------------
+    def wait(self, grace: float | None = None) -> int:
+        """Block until every launched group has ended (or ``grace`` seconds); the worst exit code."""
+        worst = 0
+        deadline = None if grace is None else time.monotonic() + grace
+        while deadline is None or time.monotonic() < deadline:
+            with self.cond:
+                procs = list(self.procs)
+            if all(p.poll() is not None for p in procs):
+                break
+            time.sleep(0.1)
+        for p in procs:
+            worst = worst or (p.returncode or 0)
+        return worst
+
+    def stop_all(self) -> None:
+        with self.cond:
+            self.closing = True
+            self.cond.notify_all()
+            procs = list(self.procs)
+        for proc in procs:
+            _stop(proc)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a group's launcher: srun cancels its step on SIGTERM, mpiexec kills its ranks."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+# -- server -----------------------------------------------------------------------------------
+class _Handler(socketserver.StreamRequestHandler):
+    server: _Server
+
+    def handle(self) -> None:
+        while True:
+            try:
+                line = self.rfile.readline(1 << 20)
+            except OSError:
+                return
+            if not line:
+                return
+            try:
+                reply = self.server.agent.handle(json.loads(line))
+            except (ValueError, KeyError, TypeError) as exc:
+                reply = {"ok": False, "error": f"bad request: {exc}"}
+            try:
+                self.wfile.write((json.dumps(reply) + "\n").encode())
+                self.wfile.flush()
+            except OSError:
+                return
+
+
+class _Server(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, agent: Agent, host: str) -> None:
+        self.agent = agent
+        super().__init__((host, 0), _Handler)
+
+
+def advertised_host() -> str:
+    """The address other nodes reach this one at (``DMR_AGENT_HOST`` overrides)."""
+    forced = os.environ.get("DMR_AGENT_HOST")
+    if forced:
+        return forced
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return "127.0.0.1"
+
+
+def serve(agent: Agent) -> _Server:
+    """Listen on all addresses (ranks on other nodes connect); the address goes to ``agent``."""
+    server = _Server(agent, "0.0.0.0")
+    agent.address_text = f"{advertised_host()}:{server.server_address[1]}:{agent.key}"
+    threading.Thread(target=server.serve_forever, name="dmr-agent", daemon=True).start()
+    return server
+
+
+# -- client -----------------------------------------------------------------------------------
+def parse_agent(text: str) -> tuple[str, int, str]:
+    host, port, key = text.rsplit(":", 2)
+    return host, int(port), key
+
+
+class AgentClient:
+    """One connection to an agent (``host:port:key``); requests answered in order."""
+
+    def __init__(self, address: str, timeout: float | None = 60.0) -> None:
+        host, port, self.key = parse_agent(address)
+        self.sock = socket.create_connection((host, port), timeout=10.0)
+        self.sock.settimeout(timeout)
+        self.reader = self.sock.makefile("rb")
+
+    def request(self, op: str, **fields: Any) -> dict[str, Any]:
+        self.sock.sendall((json.dumps({"op": op, "key": self.key, **fields}) + "\n").encode())
+        line = self.reader.readline()
+        if not line:
+            raise ConnectionError("the agent closed the connection")
+        reply = json.loads(line)
+        if not reply.get("ok"):
+            raise RuntimeError(f"agent refused {op}: {reply.get('error')}")
+        return reply
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+
+# -- commands ---------------------------------------------------------------------------------
+def _job_nodes() -> list[str]:
+    import hostlist
+
+    return list(hostlist.expand_hostlist(os.environ.get("SLURM_JOB_NODELIST", "")))
+
+
+def _job_id() -> int | None:
+    raw = os.environ.get("SLURM_JOB_ID", "")
+    return int(raw) if raw.isdigit() else None
+
+
+def _ppn(given: int | None) -> int:
+    if given is not None:
+        return given
+    raw = os.environ.get("SLURM_NTASKS_PER_NODE", "").split("(")[0]
+    return int(raw) if raw.isdigit() else 1
+
+
+def run_main(argv: list[str] | None = None) -> int:
+    """``dmr-run``: the application job's agent (its batch script runs this instead of srun)."""
+    ap = argparse.ArgumentParser(
+        prog="dmr-run",
+        description="Launch a malleable mpi4py application (one group of ranks per node) and serve "
+        "its resizes. Use it in a batch script where you would write `srun --mpi=pmi2`.",
+    )
+    ap.add_argument(
+        "--ppn", type=int, default=None, help="ranks per node [default: --ntasks-per-node, else 1]"
+    )
+    ap.add_argument("--mpi", default="pmi2", help="srun --mpi plugin (default pmi2)")
+    ap.add_argument("--nodes", default=None, help="outside Slurm: comma-separated node names to fake")
+    ap.add_argument("--launch-timeout", type=float, default=120.0, help="seconds for all groups to start")
+    ap.add_argument("command", nargs=argparse.REMAINDER, help="the program and its arguments")
+    args = ap.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        ap.error("no command given (dmr-run [options] -- python app.py ...)")
+    ppn = _ppn(args.ppn)
+    if ppn < 1:
+        ap.error(f"--ppn must be >= 1, got {ppn}")
+    job_id = _job_id()
+    nodes = args.nodes.split(",") if args.nodes else _job_nodes()
+    if not nodes:
+        ap.error("not inside a Slurm allocation (SLURM_JOB_NODELIST unset) and no --nodes given")
+    spec = LaunchSpec(argv=command, cwd=os.getcwd(), env=dict(os.environ), ppn=ppn, mpi=args.mpi)
+    agent = Agent(spec, job_id)
+    server = serve(agent)
+    _forward_signals(agent)
+    first = {"DMR_LAUNCH_GROUPS": str(len(nodes)), "DMR_LAUNCH_TIMEOUT": str(args.launch_timeout)}
+    agent.launch(None, nodes[0], first)
+    for node in nodes[1:]:
+        agent.launch(LAUNCH_TOKEN, node)
+    code = agent.wait()
+    agent.stop_all()
+    server.shutdown()
+    return code
+
+
+def join_main(argv: list[str]) -> int:
+    """``python -m dmr join``: an expander job's agent (the service writes this command)."""
+    ap = argparse.ArgumentParser(prog="python -m dmr join")
+    ap.add_argument("--agent", required=True, help="the application's agent, host:port:key")
+    ap.add_argument("--token", required=True, help="the expansion this job serves")
+    args = ap.parse_args(argv)
+    home = AgentClient(args.agent, timeout=None)
+    reply = home.request("spec")
+    spec = LaunchSpec.from_dict(reply["spec"])
+    agent = Agent(spec, _job_id())
+    agent.address_text = args.agent  # our groups talk to the application's agent
+    _forward_signals(agent)
+    for node in _job_nodes():
+        agent.launch(args.token, node)
+    # the application's agent closing its end means the application is gone: stop our groups
+    threading.Thread(target=_watch, args=(home, agent), daemon=True).start()
+    return agent.wait()
+
+
+def _watch(home: AgentClient, agent: Agent) -> None:
+    try:
+        home.sock.settimeout(None)
+        home.reader.readline()  # blocks until the application's agent goes away
+    except OSError:
+        pass
+    agent.stop_all()
+
+
+def serve_main(argv: list[str]) -> int:
+    """``python -m dmr serve``: a private agent for an application launched by plain srun.
+
+    Reads the launch spec (JSON) on stdin's first line, prints its address, and lives until
+    stdin closes (its rank 0 is gone).
+    """
+    del argv
+    spec = LaunchSpec.from_dict(json.loads(sys.stdin.readline()))
+    agent = Agent(spec, _job_id())
+    server = serve(agent)
+    print(agent.address_text, flush=True)
+    sys.stdin.read()
+    agent.wait(grace=GRACE)  # the other groups end with the application, a moment later
+    agent.stop_all()
+    server.shutdown()
+    return 0
+
+
+def _forward_signals(agent: Agent) -> None:
+    def stop(signum: int, _frame: object) -> None:
+        agent.stop_all()
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["join"]:
+        return join_main(argv[1:])
+    if argv[:1] == ["serve"]:
+        return serve_main(argv[1:])
+    return run_main(argv[1:] if argv[:1] == ["run"] else argv)

@@ -1,0 +1,85 @@
+"""How a group of ranks is started: one ``srun`` step on one node (or ``mpiexec`` outside Slurm).
+
+The launch spec is what every group of an application runs: the same command, working
+directory and environment, ``ppn`` ranks per group. The environment is the user's, without
+the variables of the process that holds it (its Slurm step, its PMI connection, its DMR
+group), so that a launch from a batch script, from a rank or from another job all start the
+same program the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# Per-process variables that must not leak into a new step: Slurm's step/allocation view (a
+# stale SLURM_NNODES makes srun refuse a step), the PMI connection of the launching rank,
+# and this package's own per-group settings.
+_DROP_PREFIXES = ("SLURM_", "PMI_", "PMIX_", "HYDRA_", "MPI_LOCAL", "OMPI_", "DMR_GROUP_", "DMR_AGENT")
+_DROP = {"DMR_TOKEN", "DMR_LAUNCH_GROUPS", "DMR_NODE"}
+_KEEP = {"SLURM_CONF"}
+
+
+def clean_env(env: dict[str, str]) -> dict[str, str]:
+    """``env`` without the launching process's own Slurm/PMI/DMR-group variables."""
+    return {
+        k: v for k, v in env.items() if k in _KEEP or (k not in _DROP and not k.startswith(_DROP_PREFIXES))
+    }
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """What each group runs: ``argv`` in ``cwd`` with ``env``, ``ppn`` ranks per group."""
+
+    argv: list[str]
+    cwd: str
+    env: dict[str, str] = field(default_factory=dict)
+    ppn: int = 1
+    mpi: str = "pmi2"
+    overcommit: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> LaunchSpec:
+        return cls(
+            argv=[str(a) for a in raw["argv"]],
+            cwd=str(raw["cwd"]),
+            env={str(k): str(v) for k, v in raw.get("env", {}).items()},
+            ppn=int(raw.get("ppn", 1)),
+            mpi=str(raw.get("mpi", "pmi2")),
+            overcommit=bool(raw.get("overcommit", False)),
+        )
+
+
+def start_group(
+    spec: LaunchSpec, job_id: int | None, node: str, dmr_env: dict[str, str]
+) -> subprocess.Popen[bytes]:
+    """Start one group of ``spec.ppn`` ranks on ``node`` of Slurm job ``job_id``.
+
+    Outside Slurm (``job_id`` None) the group is an ``mpiexec`` on this host and ``node`` only
+    a name (the local backend the MPI tests use). Output goes where the caller's goes.
+    """
+    env = {**clean_env(spec.env), **dmr_env, "DMR_NODE": node}
+    if os.environ.get("SLURM_CONF"):
+        env["SLURM_CONF"] = os.environ["SLURM_CONF"]  # the cluster this launcher runs in
+    if job_id is None:
+        mpiexec = shutil.which("mpiexec") or "mpiexec"
+        cmd = [mpiexec, "-n", str(spec.ppn), *spec.argv]
+    else:
+        cmd = [
+            shutil.which("srun") or "srun",
+            f"--mpi={spec.mpi}",
+            f"--jobid={job_id}",
+            "-N1",
+            f"-n{spec.ppn}",
+            f"--nodelist={node}",
+            f"--job-name=dmr-group-{node}",
+            *(["--overcommit"] if spec.overcommit else []),
+            *spec.argv,
+        ]
+    return subprocess.Popen(cmd, cwd=spec.cwd, env=env)
