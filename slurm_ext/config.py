@@ -69,6 +69,7 @@ class ServiceConfig:
     port: int
     policy: str
     expand_timeout_s: float
+    expand_strategy: str = "auto"  # merge | expander | auto (merge only where Slurm permits it)
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,13 @@ def _positive_int(section: dict[str, Any], key: str, where: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ConfigError(f"{where}.{key} must be a positive integer, got {value!r}")
     return value
+
+
+def _choice(section: dict[str, Any], key: str, where: str, valid: tuple[str, ...], default: str) -> str:
+    value = section.get(key, default)
+    if value not in valid:
+        raise ConfigError(f"{where}.{key} must be one of {', '.join(valid)}, got {value!r}")
+    return str(value)
 
 
 def _bool(section: dict[str, Any], key: str, where: str, default: bool) -> bool:
@@ -139,5 +147,6 @@ def load_config(path: Path | None = None) -> Config:
         port=_positive_int(svc, "port", "service"),
         policy=str(svc.get("policy", "dmr")),
         expand_timeout_s=float(svc.get("expand_timeout_s", 10)),
+        expand_strategy=_choice(svc, "expand_strategy", "service", ("auto", "merge", "expander"), "auto"),
     )
     return Config(cluster=cluster, service=service, source=path)

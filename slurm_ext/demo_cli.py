@@ -11,6 +11,9 @@ from slurm_ext.slurm import SlurmCluster
 
 def demo_cmd(
     resize_only: bool = typer.Option(False, "--resize-only", help="Only the adapter part (no MPI app)."),
+    expand_strategy: str = typer.Option(
+        "auto", help="How the service grows FS: merge, expander or auto (merge where Slurm permits it)"
+    ),
 ) -> None:
     """Show elasticity on the local cluster, narrated.
 
@@ -20,6 +23,11 @@ def demo_cmd(
     """
     from slurm_ext.demo import resize_demo
     from slurm_ext.malleable_demo import malleable_demo
+    from slurm_ext.service.controller import STRATEGIES
+
+    if expand_strategy not in STRATEGIES:
+        typer.secho(f"error: --expand-strategy must be one of {', '.join(STRATEGIES)}", err=True)
+        raise typer.Exit(2)
 
     slurm = SlurmCluster(load_config().cluster.slurm_conf)
     try:
@@ -27,7 +35,7 @@ def demo_cmd(
         resize_demo(slurm, typer.echo)
         if not resize_only:
             typer.secho("== 2. a malleable MPI app under the DMR control service", bold=True)
-            result = malleable_demo(slurm, typer.echo)
+            result = malleable_demo(slurm, typer.echo, strategy=expand_strategy)
             if not result["checksum_ok"]:
                 raise typer.Exit(1)
     except (SlurmError, RuntimeError, TimeoutError) as exc:

@@ -19,7 +19,7 @@ from slurm_ext.demo import wait_until
 from slurm_ext.policies.dmr import DMRPolicy
 from slurm_ext.service import Controller, Server, ServiceOptions
 from slurm_ext.slurm import SlurmCluster
-from slurm_ext.slurm.adapter import RESIZER_PREFIX
+from slurm_ext.slurm.adapter import EXPANDER_PREFIX, RESIZER_PREFIX
 
 FS_APP = Path(__file__).resolve().parent.parent / "apps" / "fs.py"
 Say = Callable[[str], None]
@@ -30,32 +30,43 @@ def _size(slurm: SlurmCluster, job_id: int) -> tuple[str, int, str]:
     return ("GONE", 0, "") if job is None else (job.state.value, job.node_count, ",".join(job.nodes))
 
 
-def malleable_demo(slurm: SlurmCluster, say: Say, max_nodes: int = 4, state_mb: int = 256) -> dict:
-    """Run the scenario above, narrating it; returns FS's own result (sizes, checksum)."""
+def malleable_demo(
+    slurm: SlurmCluster,
+    say: Say,
+    max_nodes: int = 4,
+    state_mb: int = 256,
+    ppn: int = 2,
+    strategy: str = "auto",
+) -> dict:
+    """Run the scenario above, narrating it; returns FS's own result (sizes, checksum).
+
+    FS runs under ``dmr-run`` with ``ppn`` ranks per node; ``strategy``: how the service grows it.
+    """
     if slurm.snapshot().free < max_nodes + 2:
         raise RuntimeError(f"the demo needs {max_nodes + 2} idle nodes")
-    ctl = Controller(slurm, DMRPolicy(), ServiceOptions(expand_timeout=5, snapshot_interval=0.5))
+    options = ServiceOptions(expand_timeout=5, snapshot_interval=0.5, expand_strategy=strategy)
+    ctl = Controller(slurm, DMRPolicy(), options)
     server = Server(ctl, host="127.0.0.1", port=0)
     server.start()
     host, port = server.address
-    say(f"control service listening on {host}:{port} (policy dmr)")
+    say(f"control service listening on {host}:{port} (policy dmr, expand strategy {ctl.strategy})")
     work = Path(tempfile.mkdtemp(prefix="dmr-demo-"))
     script = work / "fs.sh"
     script.write_text(
         "#!/bin/bash\n"
         f"export DMR_SERVICE={host}:{port}\n"
-        f"srun --mpi=pmi2 -n 1 {sys.executable} {FS_APP} --steps 30 --step-seconds 8 "
-        f"--state-mb {state_mb} --max {max_nodes}\n"
+        f"{sys.executable} -m dmr --ppn {ppn} -- {sys.executable} {FS_APP} --steps 30 --step-seconds 8 "
+        f"--state-mb {state_mb} --max {max_nodes * ppn}\n"
     )
     out = work / "fs.out"
     submitted: list[int] = []
     try:
         fs = slurm.submit(JobRequest(nodes=1, name="fs", time_limit=600, script=str(script),
-                                     extra_args=("-o", str(out))))  # fmt: skip
+                                     extra_args=("-o", str(out), f"--ntasks-per-node={ppn}")))  # fmt: skip
         submitted.append(fs)
         say(
-            f"submitted FS (job {fs}) on 1 node, malleable between 1 and {max_nodes} nodes, "
-            f"{state_mb} MiB of state"
+            f"submitted FS (job {fs}) on 1 node, {ppn} ranks per node, malleable between 1 and "
+            f"{max_nodes} nodes, {state_mb} MiB of state"
         )
         seen = (None, 0, "")
 
@@ -101,5 +112,7 @@ def malleable_demo(slurm: SlurmCluster, say: Say, max_nodes: int = 4, state_mb: 
                 slurm.cancel(job_id)
         server.stop()
         ctl.background.shutdown(wait=True)
-        left = [j.job_id for j in slurm.snapshot().jobs if j.name.startswith(RESIZER_PREFIX)]
-        say(f"service stopped; resizer jobs left behind: {left or 'none'}")
+        left = [
+            j.job_id for j in slurm.snapshot().jobs if j.name.startswith((RESIZER_PREFIX, EXPANDER_PREFIX))
+        ]
+        say(f"service stopped; resizer or expander jobs left behind: {left or 'none'}")

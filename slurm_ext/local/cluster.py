@@ -305,7 +305,12 @@ class LocalCluster:
         progress("starting slurmctld")
         daemon = Daemon("slurmctld", self.dir / "run" / "slurmctld.pid", "slurmctld")
         start_forking(
-            daemon, [prereqs.find_program("slurmctld") or "slurmctld"], self.env, self._log("slurmctld-start")
+            # -c: start from a clean state. `up` follows a `down` (which cancels every job) or a crash, whose
+            # saved node states (drained, down) would otherwise keep nodes out of service.
+            daemon,
+            [prereqs.find_program("slurmctld") or "slurmctld", "-c"],
+            self.env,
+            self._log("slurmctld-start"),
         )
         self._register(started, daemon)
         wait_for(lambda: run_quiet(["scontrol", "ping"], env=self.env), 30, "slurmctld to answer", 0.2)
@@ -315,12 +320,34 @@ class LocalCluster:
         slurmd = prereqs.find_program("slurmd") or "slurmd"
         for node in self.cfg.node_names:
             daemon = Daemon(f"slurmd {node}", self.dir / "run" / f"slurmd-{node}.pid", "slurmd")
-            start_forking(daemon, [slurmd, "-N", node], self.env, self._log(f"slurmd-{node}-start"))
+            # -c: clear what a killed slurmd may have left in its spool (stale step sockets and locks)
+            start_forking(daemon, [slurmd, "-c", "-N", node], self.env, self._log(f"slurmd-{node}-start"))
             self._register(started, daemon)
 
     def _wait_idle(self, timeout: float) -> None:
         want = self.cfg.nodes
-        wait_for(lambda: self.idle_nodes() >= want, timeout, f"{want} idle nodes (see {self.dir}/log)", 0.3)
+        try:
+            wait_for(lambda: self.idle_nodes() >= want, timeout, f"{want} idle nodes", 0.3)
+        except DaemonError as exc:
+            raise ClusterError(f"{exc}; {self._diagnosis()}") from None
+
+    def _diagnosis(self) -> str:
+        """Why nodes are not idle: each node's state and reason, and slurmctld's last errors."""
+        res = subprocess.run(
+            ["sinfo", "-h", "-N", "-o", "%N=%T(%E)"],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        nodes = " ".join(res.stdout.split()) if res.returncode == 0 else f"sinfo failed: {res.stderr.strip()}"
+        try:
+            log = self._log("slurmctld").read_text(errors="replace").splitlines()
+        except OSError:
+            log = []
+        errors = [line for line in log if "error" in line.lower()][-3:]
+        errors_text = " | ".join(errors) or "none"
+        return f"nodes: {nodes}; slurmctld's last errors: {errors_text} (logs in {self.dir}/log)"
 
     # ----- down --------------------------------------------------------------------------------
     def down(self, progress: Progress = _silent) -> list[str]:

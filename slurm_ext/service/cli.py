@@ -23,6 +23,13 @@ def serve_cmd(
     expand_timeout: Annotated[
         float | None, typer.Option(help="Seconds a resizer job may wait for nodes [default: conf]")
     ] = None,
+    expand_strategy: Annotated[
+        str | None,
+        typer.Option(
+            help="How jobs grow: merge (resizer job, needs permit_job_expansion), expander (a second job "
+            "hosts the new ranks) or auto (merge only where Slurm permits it) [default: conf]"
+        ),
+    ] = None,
     ack_timeout: Annotated[float, typer.Option(help="Seconds to wait for leaving ranks' acks")] = 30.0,
     log_file: Annotated[Path | None, typer.Option(help="Also log decisions to this file")] = None,
 ) -> None:
@@ -32,15 +39,19 @@ def serve_cmd(
     """
     from slurm_ext.policies import make_policy
     from slurm_ext.service import Controller, Server, ServiceOptions
+    from slurm_ext.service.controller import STRATEGIES
     from slurm_ext.slurm.adapter import SlurmCluster
 
     try:
         cfg = load_config()
         svc = cfg.service
         pol = make_policy(policy or svc.policy)
+        strategy = expand_strategy or svc.expand_strategy
+        if strategy not in STRATEGIES:
+            raise ValueError(f"--expand-strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     except (ConfigError, ValueError) as exc:
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(1) from None
+        raise typer.Exit(2) from None
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_file is not None:
         handlers.append(logging.FileHandler(log_file))
@@ -48,10 +59,12 @@ def serve_cmd(
     options = ServiceOptions(
         expand_timeout=expand_timeout if expand_timeout is not None else svc.expand_timeout_s,
         ack_timeout=ack_timeout,
+        expand_strategy=strategy,
     )
     backend = SlurmCluster(slurm_conf=cfg.cluster.slurm_conf if cfg.cluster.slurm_conf.exists() else None)
     try:
-        server = Server(Controller(backend, pol, options), host or svc.host, port or svc.port)
+        controller = Controller(backend, pol, options)
+        server = Server(controller, host or svc.host, port or svc.port)
     except OSError as exc:
         typer.secho(
             f"error: cannot listen on {host or svc.host}:{port or svc.port}: {exc}", fg="red", err=True
@@ -61,6 +74,10 @@ def serve_cmd(
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     server.start()
-    typer.echo(f"slurm-ext serve: listening on {server.address[0]}:{server.address[1]} (policy {pol.name})")
+    typer.echo(
+        f"slurm-ext serve: listening on {server.address[0]}:{server.address[1]} "
+        f"(policy {pol.name}, expand strategy {controller.strategy}"
+        f"{' chosen by auto' if strategy == 'auto' else ''})"
+    )
     stop.wait()
     server.stop()

@@ -137,10 +137,13 @@ def resizer_jobs() -> list[str]:
 @pytest.fixture
 def slurm(tmp_path: Path, local_cluster: object) -> Iterator[Slurm]:
     # local_cluster (tests/conftest.py) brings the cluster up, or skips locally / fails under CI.
-    deadline = time.monotonic() + 60
-    while idle_nodes() < 4:
+    # Every node idle: a node still completing the previous test's job would change the policy's
+    # answer (e.g. no expansion at the first check).
+    total = len(set(sh("sinfo", "-h", "-N", "-o", "%N").split()))
+    deadline = time.monotonic() + 120
+    while idle_nodes() < total:
         if time.monotonic() > deadline:
-            pytest.fail(f"needs 4 idle nodes, the cluster has {idle_nodes()} (busy with other work?)")
+            pytest.fail(f"needs {total} idle nodes, the cluster has {idle_nodes()} (busy with other work?)")
         time.sleep(0.5)
     s = Slurm(tmp_path)
     yield s
