@@ -14,19 +14,20 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from slurm_ext.backend import JobRequest
+from slurm_ext.backend import EXPANDER_PREFIX, RESIZER_PREFIX, JobRequest
 from slurm_ext.demo import wait_until
 from slurm_ext.policies.dmr import DMRPolicy
 from slurm_ext.service import Controller, Server, ServiceOptions
+from slurm_ext.service.controller import fold_expanders
 from slurm_ext.slurm import SlurmCluster
-from slurm_ext.slurm.adapter import EXPANDER_PREFIX, RESIZER_PREFIX
 
 FS_APP = Path(__file__).resolve().parent.parent / "apps" / "fs.py"
 Say = Callable[[str], None]
 
 
 def _size(slurm: SlurmCluster, job_id: int) -> tuple[str, int, str]:
-    job = slurm.snapshot().job(job_id)
+    """State, node count and nodes of a job, counting the nodes of its expander jobs as its own."""
+    job = fold_expanders(slurm.snapshot()).job(job_id)
     return ("GONE", 0, "") if job is None else (job.state.value, job.node_count, ",".join(job.nodes))
 
 

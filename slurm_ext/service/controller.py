@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from slurm_ext import protocol as p
-from slurm_ext.backend import ClusterBackend
+from slurm_ext.backend import EXPANDER_PREFIX, ClusterBackend, served_job
 from slurm_ext.decisions import Expand, RaisePriority, Shrink
 from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState, Snapshot
 from slurm_ext.policies.base import Policy
@@ -49,13 +49,11 @@ class ServiceOptions:
 
 
 STRATEGIES = ("auto", "merge", "expander")
-EXPANDER_PREFIX = "expander-for-"
 
 
 def served_by(job: Job) -> int | None:
     """The application an expander job serves (from its name), or None."""
-    tail = job.name.removeprefix(EXPANDER_PREFIX)
-    return int(tail) if tail != job.name and tail.isdigit() else None
+    return served_job(job.name, EXPANDER_PREFIX)
 
 
 def fold_expanders(snap: Snapshot) -> Snapshot:

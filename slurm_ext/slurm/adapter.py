@@ -14,7 +14,14 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from slurm_ext.backend import JobRequest
+from slurm_ext.backend import (
+    EXPANDER_PREFIX,
+    RESIZER_PREFIX,
+    JobRequest,
+    expander_name,
+    resizer_name,
+    served_job,
+)
 from slurm_ext.errors import InvalidRequest, JobNotFound, ResizeTimeout, SlurmError
 from slurm_ext.model import Job, Snapshot
 from slurm_ext.slurm.commands import SlurmCommands, classify
@@ -29,22 +36,6 @@ from slurm_ext.slurm.parse import (
 
 # Slurm refuses priorities >= 0xFFFFFFFE ("Priority must be < 4294967294").
 TOP_PRIORITY = 4294967293
-RESIZER_PREFIX = "resizer-for-"
-EXPANDER_PREFIX = "expander-for-"
-
-
-def resizer_name(job_id: int) -> str:
-    return f"{RESIZER_PREFIX}{job_id}"
-
-
-def expander_name(job_id: int) -> str:
-    return f"{EXPANDER_PREFIX}{job_id}"
-
-
-def served_job(name: str, prefix: str) -> int | None:
-    """The job a helper job named ``<prefix><id>`` serves, or None."""
-    tail = name.removeprefix(prefix)
-    return int(tail) if tail != name and tail.isdigit() else None
 
 
 class SlurmCluster:

@@ -15,8 +15,8 @@ import time
 import pytest
 
 from slurm_ext import protocol as p
+from slurm_ext.backend import EXPANDER_PREFIX
 from slurm_ext.service.inflight import Reconf
-from slurm_ext.slurm.adapter import EXPANDER_PREFIX
 
 from .conftest import Slurm, idle_nodes, sh
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import threading
 import time
 
+from slurm_ext.backend import RESIZER_PREFIX
 from slurm_ext.errors import ResizeTimeout
 from slurm_ext.model import Job, JobState, Node, NodeState, Snapshot
-from slurm_ext.slurm.adapter import RESIZER_PREFIX
 
 
 class MemoryBackend:

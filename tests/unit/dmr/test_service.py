@@ -198,8 +198,8 @@ def test_unknown_job_is_no_action(job_id):
 
 
 def test_housekeeping_cancels_only_stale_resizers():
+    from slurm_ext.backend import resizer_name
     from slurm_ext.model import Job, JobState
-    from slurm_ext.slurm.adapter import resizer_name
 
     backend, ctl = make()
     now = time.time()
