@@ -27,8 +27,10 @@ from dataclasses import dataclass, replace
 from slurm_ext import protocol as p
 from slurm_ext.backend import EXPANDER_PREFIX, ClusterBackend, served_job
 from slurm_ext.decisions import Expand, RaisePriority, Shrink
+from slurm_ext.errors import SlurmUnavailable
 from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState, Snapshot
 from slurm_ext.policies.base import Policy
+from slurm_ext.service.auth import Peer, may_act
 from slurm_ext.service.groups import GroupRef, node_count, plan_shrink, release_by_job
 from slurm_ext.service.inflight import InFlight, Reconf
 from slurm_ext.service.watcher import SnapshotCache
@@ -93,7 +95,14 @@ class Controller:
         self.inflight = InFlight()
         self.decide_lock = threading.Lock()  # decisions see each other's reservations
         self.expand_lock = threading.Lock()  # one resizer job on the cluster at a time
-        self.counters: dict[str, int] = {"check": 0, "expand": 0, "shrink": 0, "none": 0, "failed": 0}
+        self.counters: dict[str, int] = {
+            "check": 0,
+            "expand": 0,
+            "shrink": 0,
+            "none": 0,
+            "failed": 0,
+            "refused": 0,
+        }
         self.background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="dmr-bg")
         # seconds per operation, for the latency benchmark: "expand" = decision -> nodes merged
         # into the job; "shrink" = decision -> nodes released (acks included)
@@ -124,10 +133,36 @@ class Controller:
         return self._strategy
 
     # -- check -----------------------------------------------------------------------------------
-    def check(self, req: p.Check) -> p.Decision:
+    # -- who may ask ---------------------------------------------------------------------------
+    def _refuse_job(self, job_id: int, peer: Peer | None) -> p.Error | None:
+        """An error if ``peer`` may not act on the job (``peer`` None: a call from inside the service)."""
+        if peer is None:
+            return None
+        snap = self.cache.get()
+        job = snap.job(job_id) or self.cache.fresh().job(job_id)
+        if job is None or may_act(peer, job.user):
+            return None  # an unknown job gets "no action" below
+        return self._refusal(f"job {job_id} belongs to {job.user or 'another user'}", peer)
+
+    def _refuse_reconf(self, r: Reconf, peer: Peer | None) -> p.Error | None:
+        if peer is None or r.owner is None or may_act(peer, r.owner):
+            return None
+        return self._refusal(f"job {r.job_id} belongs to {r.owner}", peer)
+
+    def _refusal(self, why: str, peer: Peer) -> p.Error:
+        self.counters["refused"] += 1
+        log.warning("refused a request from %s (uid %s, %s): %s", peer.name, peer.uid, peer.how, why)
+        return p.Error(message=f"permission denied: {why}; you are {peer.name}")
+
+    def check(self, req: p.Check, peer: Peer | None = None) -> p.Decision | p.Error:
         t0 = time.perf_counter()
         self.counters["check"] += 1
-        decision = self._check(req)
+        try:
+            if (refused := self._refuse_job(req.job_id, peer)) is not None:
+                return refused
+            decision = self._check(req)
+        except SlurmUnavailable as exc:  # keep what is in flight; the app asks again at its next step
+            decision = _none(f"Slurm unavailable: {exc}")
         self.counters[decision.action if decision.action in self.counters else "none"] += 1
         log.info(
             "job %s check cur=%s min=%s max=%s f=%s pref=%s -> %s %s (%s) [%.1f ms]",
@@ -172,6 +207,10 @@ class Controller:
             return _none(f"job {req.job_id} is not running on the cluster")
         if set(job.nodes) != set(req.nodes) or job.node_count != req.current:
             return _none(f"job holds {sorted(job.nodes)} but the application runs on {sorted(req.nodes)}")
+        cap = max(spec.min_nodes, len(snap.nodes))  # no policy need look past the cluster's size
+        if spec.max_nodes > cap:
+            pref = None if spec.preferred is None else min(spec.preferred, cap)
+            spec = replace(spec, max_nodes=cap, preferred=pref)
         view = self._view(snap, replace(job, malleable=spec))
         decisions = self.policy.decide(view, [req.job_id])
         mine = next(
@@ -186,7 +225,7 @@ class Controller:
                 return _none(f"policy: {mine.reason}; but the application has no agent to start new ranks")
             return Reconf(
                 req.job_id, "expand", job.node_count, mine.new_size, list(job.nodes), boosts=boosts,
-                reason=mine.reason,
+                reason=mine.reason, owner=job.user,
             )  # fmt: skip
         groups = [GroupRef.from_check(g) for g in req.groups] or [
             GroupRef(f"node-{n}", req.job_id, (n,)) for n in req.nodes
@@ -205,7 +244,7 @@ class Controller:
         job_nodes = {j.job_id: list(j.nodes) for j in raw.jobs}
         reconf = Reconf(
             req.job_id, "shrink", job.node_count, len(kept), list(job.nodes), kept,
-            for_job=mine.for_job, boosts=boosts, reason=mine.reason,
+            for_job=mine.for_job, boosts=boosts, reason=mine.reason, owner=job.user,
         )  # fmt: skip
         reconf.release = release_by_job(groups, removed, job_nodes)
         return reconf
@@ -314,10 +353,12 @@ class Controller:
             log.info("job %s: waiting %.2f s for Slurm's credential revocation on %s", job_id, wait, nodes)
             time.sleep(wait)
 
-    def commit(self, req: p.Commit) -> p.Done:
+    def commit(self, req: p.Commit, peer: Peer | None = None) -> p.Done | p.Error:
         r = self.inflight.get(req.job_id, req.token)
         if r is None:
             return p.Done(ok=False, reason="no such reconfiguration in flight")
+        if (refused := self._refuse_reconf(r, peer)) is not None:
+            return refused
         if req.ok or r.kind == "shrink":
             self.inflight.end(r.job_id, r.token)
             verb = "committed" if req.ok else "cancelled"
@@ -341,12 +382,17 @@ class Controller:
         return p.Done(ok=True, reason=reason, nodes=r.old_nodes)
 
     # -- shrink ----------------------------------------------------------------------------------
-    def ack(self, req: p.Ack) -> p.Done:
+    def ack(self, req: p.Ack, peer: Peer | None = None) -> p.Done | p.Error:
+        r = self.inflight.get(req.job_id, req.token)
+        if r is not None and (refused := self._refuse_reconf(r, peer)) is not None:
+            return refused
         ok = self.inflight.ack(req.job_id, req.token, req.rank)
         return p.Done(ok=ok, reason="" if ok else "no shrink of this job in flight")
 
-    def shrink_ready(self, req: p.ShrinkReady) -> p.Done:
+    def shrink_ready(self, req: p.ShrinkReady, peer: Peer | None = None) -> p.Done | p.Error:
         r = self.inflight.get(req.job_id, req.token)
+        if r is not None and (refused := self._refuse_reconf(r, peer)) is not None:
+            return refused
         if r is None or r.kind != "shrink":
             return p.Done(ok=False, reason="no shrink of this job in flight")
         t0 = time.perf_counter()

@@ -29,6 +29,7 @@ class Reconf:
     helper_job: int | None = None  # expand by expander: the job hosting the new ranks
     own_nodes: list[str] = field(default_factory=list)  # the application job's own nodes before
     release: dict[int, tuple[list[str], bool]] = field(default_factory=dict)  # shrink: job -> (keep, ends)
+    owner: str | None = None  # the job's user: only they (or the service's admins) may commit/ack
 
 
 class InFlight:
