@@ -43,6 +43,17 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         help="ranks started by an expansion wait this long first (tests)",
     )
     args = ap.parse_args(argv)
+    for name in ("steps", "min_procs", "max_procs"):
+        if getattr(args, name) < 1:
+            ap.error(
+                f"--{name.removesuffix('_procs').replace('_', '-')} must be >= 1, got {getattr(args, name)}"
+            )
+    if args.min_procs > args.max_procs:
+        ap.error(f"--min ({args.min_procs}) must not exceed --max ({args.max_procs})")
+    if args.factor < 2:
+        ap.error(f"--factor must be >= 2, got {args.factor}")
+    if args.step_seconds < 0 or args.state_mb < 0 or args.join_delay < 0:
+        ap.error("--step-seconds, --state-mb and --join-delay must be >= 0")
     try:
         args.plan = sorted((int(a), int(b)) for a, b in (x.split(":") for x in args.plan.split(",") if x))
     except ValueError:

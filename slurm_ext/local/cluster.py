@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import secrets
 import shutil
 import subprocess
 import time
@@ -26,6 +28,16 @@ from slurm_ext.local.render import render, write_configs
 
 MUNGE_SOCKET_DIR = Path("/run/munge")
 MUNGE_PIDFILE = MUNGE_SOCKET_DIR / "munged.pid"
+# Local clusters (each its own state dir) sharing the host's munged: the last one down stops it,
+# and only if one of them started it.
+MUNGE_USERS = MUNGE_SOCKET_DIR / "elastic-slurm.users"
+MUNGE_STARTED = MUNGE_SOCKET_DIR / "elastic-slurm.started"
+MAX_NODES = 128
+# What slurmdbd does to its own database (tables, indexes, its stored procedures), nothing more.
+DB_PRIVILEGES = (
+    "SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER, LOCK TABLES, "
+    "CREATE TEMPORARY TABLES, CREATE ROUTINE, ALTER ROUTINE, EXECUTE"
+)  # each node is a slurmd process on this host
 # Debian's Slurm reads /etc/slurm/slurm.conf when SLURM_CONF is unset; we link it there (if free)
 # so that plain `sinfo`, `sbatch` and MPI's srun inside jobs find the local cluster.
 SYSTEM_SLURM_CONF = Path("/etc/slurm/slurm.conf")
@@ -36,6 +48,10 @@ _SERVING = {"idle", "allocated", "mixed", "completing", "planned"}
 
 class ClusterError(RuntimeError):
     """The local cluster cannot be brought up, or is in a state that needs the user's attention."""
+
+
+class UsageError(ClusterError):
+    """A bad argument (exit code 2 on the command line)."""
 
 
 @dataclass(frozen=True)
@@ -106,12 +122,12 @@ class LocalCluster:
         ``cpus_per_node``: CPUs of each node (None: the configuration's value).
         """
         if nodes is not None:
-            if nodes < 1:
-                raise ClusterError(f"--nodes must be at least 1, got {nodes}")
+            if not 1 <= nodes <= MAX_NODES:
+                raise UsageError(f"--nodes must be between 1 and {MAX_NODES} (one slurmd each), got {nodes}")
             self.cfg = replace(self.cfg, nodes=nodes)
         if cpus_per_node is not None:
             if cpus_per_node < 1:
-                raise ClusterError(f"--cpus-per-node must be at least 1, got {cpus_per_node}")
+                raise UsageError(f"--cpus-per-node must be at least 1, got {cpus_per_node}")
             self.cfg = replace(self.cfg, cpus_per_node=cpus_per_node)
         if expansion is not None:
             self.cfg = replace(self.cfg, expansion=expansion)
@@ -147,6 +163,8 @@ class LocalCluster:
         started: list[Daemon] = []
         try:
             self._prepare_dirs()
+            if not self.cfg.db_password:
+                self.cfg = replace(self.cfg, db_password=self._db_secret())
             write_configs(self.cfg)
             self._link_system_conf()
             self._start_munge(started, progress)
@@ -160,6 +178,7 @@ class LocalCluster:
             progress("start-up failed: stopping what was started")
             self._stop_all(started, progress)
             self.registry.clear()
+            self._release_munge(progress)
             raise
         return UpReport(self.cfg.nodes, time.monotonic() - start, already_running=False)
 
@@ -181,6 +200,18 @@ class LocalCluster:
             (self.dir / "spool" / node).mkdir(exist_ok=True)
             (self.dir / "tmp" / node).mkdir(exist_ok=True)
 
+    def _db_secret(self) -> str:
+        """This cluster's accounting DB password: made at the first start, kept mode 600."""
+        path = self.dir / "etc" / "db-password"
+        try:
+            return path.read_text().strip()
+        except FileNotFoundError:
+            secret = secrets.token_urlsafe(24)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secret + "\n")
+            return secret
+
     def _link_system_conf(self) -> None:
         link = SYSTEM_SLURM_CONF
         if not link.exists():  # free, or a dangling link left by a cluster that is gone
@@ -192,12 +223,16 @@ class LocalCluster:
         return run_quiet(["bash", "-c", "munge -n </dev/null | unmunge >/dev/null"])
 
     def _start_munge(self, started: list[Daemon], progress: Progress) -> None:
-        if self._munge_works():
-            progress("munged: already running, reused (and left running by `down`)")
-            return
-        progress("starting munged")
+        """Use the host's munged, starting it if none runs; never registered as this cluster's own
+        daemon: other local clusters may use it too (see :meth:`_release_munge`).
+        """
         MUNGE_SOCKET_DIR.mkdir(parents=True, exist_ok=True)
         shutil.chown(MUNGE_SOCKET_DIR, "munge", "munge")
+        self._munge_users(add=str(self.dir))
+        if self._munge_works():
+            progress("munged: already running, shared")
+            return
+        progress("starting munged")
         daemon = Daemon("munged", MUNGE_PIDFILE, "munged")
         start_forking(
             daemon,
@@ -205,8 +240,30 @@ class LocalCluster:
             self.env,
             self._log("munged-start"),
         )
-        self._register(started, daemon)
+        MUNGE_STARTED.touch()
         wait_for(self._munge_works, 10, "munge to answer")
+
+    @staticmethod
+    def _munge_users(add: str | None = None, remove: str | None = None) -> set[str]:
+        """The state dirs of local clusters using munged, updated under a lock."""
+        MUNGE_SOCKET_DIR.mkdir(parents=True, exist_ok=True)
+        with open(MUNGE_USERS, "a+") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            fh.seek(0)
+            users = {line.strip() for line in fh if line.strip()}
+            users = (users | {add} if add else users) - {remove}
+            fh.seek(0)
+            fh.truncate()
+            fh.write("".join(f"{u}\n" for u in sorted(users)))
+        return users
+
+    def _release_munge(self, progress: Progress) -> None:
+        """This cluster no longer uses munged: stop it if we started it and nobody else uses it."""
+        if self._munge_users(remove=str(self.dir)) or not MUNGE_STARTED.exists():
+            return
+        if stop(Daemon("munged", MUNGE_PIDFILE, "munged")):
+            progress("stopped munged")
+        MUNGE_STARTED.unlink(missing_ok=True)
 
     def _mysql(self, sql: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -263,7 +320,9 @@ class LocalCluster:
             f"CREATE DATABASE IF NOT EXISTS `{c.db_name}`;"
             + "".join(
                 f"CREATE USER IF NOT EXISTS '{c.db_user}'@'{host}' IDENTIFIED BY '{c.db_password}';"
-                f"GRANT ALL ON `{c.db_name}`.* TO '{c.db_user}'@'{host}';"
+                f"ALTER USER '{c.db_user}'@'{host}' IDENTIFIED BY '{c.db_password}';"
+                f"REVOKE ALL PRIVILEGES, GRANT OPTION FROM '{c.db_user}'@'{host}';"
+                f"GRANT {DB_PRIVILEGES} ON `{c.db_name}`.* TO '{c.db_user}'@'{host}';"
                 for host in ("localhost", "127.0.0.1")
             )
         )
@@ -363,6 +422,7 @@ class LocalCluster:
                 progress("some jobs did not end within 30 s; stopping the daemons anyway")
         stopped = self._stop_all(daemons, progress)
         self.registry.clear()
+        self._release_munge(progress)
         if SYSTEM_SLURM_CONF.is_symlink() and SYSTEM_SLURM_CONF.resolve() == self.cfg.slurm_conf.resolve():
             SYSTEM_SLURM_CONF.unlink()
         return stopped
