@@ -20,6 +20,13 @@ def serve_cmd(
     ] = None,
     host: Annotated[str | None, typer.Option(help="Address to listen on [default: conf]")] = None,
     port: Annotated[int | None, typer.Option(help="TCP port [default: conf service.port]")] = None,
+    journal_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Where each resize step is recorded before it is done, for repair after a crash "
+            "[default: <state_dir>/service/journal]"
+        ),
+    ] = None,
     expand_timeout: Annotated[
         float | None, typer.Option(help="Seconds a resizer job may wait for nodes [default: conf]")
     ] = None,
@@ -60,6 +67,7 @@ def serve_cmd(
         expand_timeout=expand_timeout if expand_timeout is not None else svc.expand_timeout_s,
         ack_timeout=ack_timeout,
         expand_strategy=strategy,
+        journal_dir=journal_dir or cfg.cluster.state_dir / "service" / "journal",
     )
     backend = SlurmCluster(slurm_conf=cfg.cluster.slurm_conf if cfg.cluster.slurm_conf.exists() else None)
     try:

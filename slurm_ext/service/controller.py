@@ -21,18 +21,22 @@ import logging
 import shlex
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from slurm_ext import protocol as p
-from slurm_ext.backend import EXPANDER_PREFIX, ClusterBackend, served_job
+from slurm_ext.backend import EXPANDER_PREFIX, RESIZER_PREFIX, ClusterBackend, served_job
 from slurm_ext.decisions import Expand, RaisePriority, Shrink
 from slurm_ext.errors import SlurmUnavailable
 from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState, Snapshot
 from slurm_ext.policies.base import Policy
+from slurm_ext.service import journal as jr
 from slurm_ext.service.auth import Peer, may_act
 from slurm_ext.service.groups import GroupRef, node_count, plan_shrink, release_by_job
 from slurm_ext.service.inflight import InFlight, Reconf
+from slurm_ext.service.journal import Journal, reconf_from
 from slurm_ext.service.watcher import SnapshotCache
 
 log = logging.getLogger("slurm_ext.service")
@@ -48,6 +52,8 @@ class ServiceOptions:
     extend_time_limit: bool = True  # after a shrink, stretch the time limit by old/new
     reduce_time_limit: bool = True  # after an expand, scale it back by old/new (never below the original)
     expand_strategy: str = "auto"  # "merge" | "expander" | "auto" (merge where Slurm permits it)
+    journal_dir: Path | None = None  # where each resize step is recorded first (None: not recorded)
+    repair_grace: float = 3.0  # after a restart, how long ranks get to show up on nodes they were given
 
 
 STRATEGIES = ("auto", "merge", "expander")
@@ -92,7 +98,8 @@ class Controller:
         self.policy = policy
         self.options = options or ServiceOptions()
         self.cache = SnapshotCache(backend, self.options.snapshot_interval)
-        self.inflight = InFlight()
+        self.journal = Journal(self.options.journal_dir)
+        self.inflight = InFlight(on_end=self.journal.remove)
         self.decide_lock = threading.Lock()  # decisions see each other's reservations
         self.expand_lock = threading.Lock()  # one resizer job on the cluster at a time
         self.counters: dict[str, int] = {
@@ -195,6 +202,7 @@ class Controller:
                 return _none("a reconfiguration of this job is in flight")
         if reconf.kind == "shrink":
             reconf.state = "waiting-acks"
+            self.journal.write(reconf, jr.SHRINK_DECIDED)
             if reconf.boosts:  # the boosted job cannot start before the shrink: boost it now
                 self.background.submit(self._boost, reconf)
             return p.Decision(p.ACTION_SHRINK, reconf.new_size, reconf.nodes, reconf.token, self._why(reconf))
@@ -270,6 +278,7 @@ class Controller:
         reason = self._why(r)
         r.state = "expanding"
         r.strategy = self.strategy
+        self.journal.write(r, jr.EXPAND_DECIDED)
         t0 = time.perf_counter()
         try:
             if r.strategy == "merge":
@@ -282,6 +291,7 @@ class Controller:
             return _none(f"expand {r.old_size}->{r.new_size} ({r.strategy}) failed: {exc}")
         self.timings["expand"].append(time.monotonic() - r.started)
         r.nodes, r.state = added, "waiting-commit"
+        self.journal.write(r, jr.EXPAND_ANSWERED)
         log.info("job %s expanded %s->%s by %s, added %s [%.0f ms]", r.job_id, r.old_size, r.new_size,
                  r.strategy, added, (time.perf_counter() - t0) * 1e3)  # fmt: skip
         job = self.cache.get(max_age=float("inf")).job(r.job_id)
@@ -302,6 +312,8 @@ class Controller:
             self.backend.expand(r.job_id, own.node_count + extra, timeout=self.options.expand_timeout)
         job = self.cache.fresh().job(r.job_id)
         added = [n for n in (job.nodes if job else ()) if n not in r.own_nodes]
+        r.nodes = added
+        self.journal.write(r, jr.EXPAND_MERGED)
         self._wait_credentials(r.job_id, added)
         return added, added
 
@@ -327,6 +339,7 @@ class Controller:
         extra = r.new_size - r.old_size
         helper = submit(app, extra, command, left)
         r.helper_job = helper
+        self.journal.write(r, jr.EXPANDER_SUBMITTED)
         deadline = time.monotonic() + self.options.expand_timeout
         delay = 0.01
         while True:
@@ -354,6 +367,7 @@ class Controller:
             time.sleep(wait)
 
     def commit(self, req: p.Commit, peer: Peer | None = None) -> p.Done | p.Error:
+        jr.crash_point(jr.COMMIT_RECEIVED)
         r = self.inflight.get(req.job_id, req.token)
         if r is None:
             return p.Done(ok=False, reason="no such reconfiguration in flight")
@@ -366,20 +380,35 @@ class Controller:
             return p.Done(
                 ok=True, reason=verb, nodes=r.old_nodes + r.nodes if r.kind == "expand" else r.old_nodes
             )
-        try:  # the application could not use the new nodes: give them back
-            if r.helper_job is not None:
-                self.backend.cancel_quietly(r.helper_job)  # type: ignore[attr-defined]
-            else:
-                self._wait_steps_gone(r.job_id, r.nodes)
-                own = r.own_nodes or r.old_nodes
+        reason = self._give_back(r)  # the application could not use the new nodes
+        self.inflight.end(r.job_id, r.token)
+        return p.Done(ok=True, reason=reason, nodes=r.old_nodes)
+
+    def _give_back(self, r: Reconf) -> str:
+        """Undo an expansion the application does not use: its helper jobs end, merged nodes go back."""
+        try:
+            snap = self.cache.fresh()
+            for helper in snap.jobs:  # a resizer still pending, an expander nobody joined
+                serves = served_job(helper.name, EXPANDER_PREFIX) or served_job(helper.name, RESIZER_PREFIX)
+                unused = helper.job_id == r.helper_job or not self._steps(helper.job_id, helper.nodes)
+                if serves == r.job_id and unused:
+                    self.backend.cancel_quietly(helper.job_id)  # type: ignore[attr-defined]
+            job = snap.job(r.job_id)
+            own = [n for n in (r.own_nodes or r.old_nodes) if job is not None and n in job.nodes]
+            if job is not None and own and len(own) < job.node_count:
+                self._wait_steps_gone(r.job_id, [n for n in job.nodes if n not in own])
                 self.backend.shrink(r.job_id, len(own), keep=own)
             reason = f"expansion undone, back to {r.old_nodes}"
         except Exception as exc:
             reason = f"giving the nodes back failed: {exc}"
-        self.inflight.end(r.job_id, r.token)
         self.cache.fresh()
         log.info("job %s: %s", r.job_id, reason)
-        return p.Done(ok=True, reason=reason, nodes=r.old_nodes)
+        return reason
+
+    def _steps(self, job_id: int, nodes: Sequence[str]) -> list[str]:
+        """The job's application steps on ``nodes`` (none known: a backend without steps)."""
+        steps = getattr(self.backend, "steps_on", None)
+        return [] if steps is None or not nodes else list(steps(job_id, list(nodes)))
 
     # -- shrink ----------------------------------------------------------------------------------
     def ack(self, req: p.Ack, peer: Peer | None = None) -> p.Done | p.Error:
@@ -390,6 +419,7 @@ class Controller:
         return p.Done(ok=ok, reason="" if ok else "no shrink of this job in flight")
 
     def shrink_ready(self, req: p.ShrinkReady, peer: Peer | None = None) -> p.Done | p.Error:
+        jr.crash_point(jr.READY_RECEIVED)
         r = self.inflight.get(req.job_id, req.token)
         if r is not None and (refused := self._refuse_reconf(r, peer)) is not None:
             return refused
@@ -397,6 +427,12 @@ class Controller:
             return p.Done(ok=False, reason="no shrink of this job in flight")
         t0 = time.perf_counter()
         got = self.inflight.wait_acks(r.job_id, r.token, req.acks, self.options.ack_timeout)
+        leaving = [n for n in r.old_nodes if n not in r.nodes]
+        if got < req.acks and not any(self._steps(j, leaving) for j in (r.release or {r.job_id: None})):
+            log.warning(
+                "job %s: %d of %d acks, but no rank runs on %s any more", r.job_id, got, req.acks, leaving
+            )
+            got = req.acks  # the acks were lost (e.g. sent to a service that restarted); the ranks are gone
         if got < req.acks:
             self.inflight.end(r.job_id, r.token)
             log.warning(
@@ -409,6 +445,7 @@ class Controller:
             gone = [n for n in released if n not in keep]
             self._wait_steps_gone(job_id, gone)
         t_steps = time.perf_counter()
+        self.journal.write(r, jr.SHRINK_ACKED)
         try:
             self._shrink_allocation(r)
         except Exception as exc:
@@ -523,21 +560,95 @@ class Controller:
         except Exception as exc:
             log.warning("resizer sweep failed: %s", exc)
 
+    # -- repair after a crash ---------------------------------------------------------------------
+    def repair(self) -> None:
+        """Carry on from the journal that a previous run of the service left behind.
+
+        Before the application was answered, it never heard of the new nodes: give them back.
+        Answered expansions and shrinks are taken over as in flight: a late commit or shrink_ready
+        is handled as usual, and :meth:`housekeeping` settles the rest from what runs where.
+        Nodes the application let go are released once every leaving rank is gone.
+        """
+        for record in self.journal.records():
+            r = reconf_from(record)
+            if self.inflight.get(r.job_id) is not None:
+                continue
+            step = record.get("step", "")
+            job = self.cache.fresh().job(r.job_id)
+            if job is None or not job.is_running:
+                if r.helper_job is not None:
+                    self.backend.cancel_quietly(r.helper_job)  # type: ignore[attr-defined]
+                self.journal.remove(r.job_id)
+                log.warning("job %s: gone; dropped its %s from the journal", r.job_id, step)
+                continue
+            log.warning("job %s: taking over %s from the journal", r.job_id, step)
+            if step in (jr.EXPAND_DECIDED, jr.EXPAND_MERGED, jr.EXPANDER_SUBMITTED):
+                self._give_back(r)  # the application was never told about these nodes
+                self.journal.remove(r.job_id)
+                continue
+            r.recovered = True
+            r.state = "waiting-commit" if r.kind == "expand" else "waiting-acks"
+            self.inflight.begin(r)
+            if step == jr.SHRINK_ACKED:
+                self._settle(r, force=True)
+            elif r.kind == "shrink" and r.boosts:
+                self.background.submit(self._boost, r)
+        self._settle_all()
+
+    def _settle_all(self) -> None:
+        for r in list(self.inflight.snapshot().values()):
+            try:
+                self._settle(r)
+            except Exception as exc:
+                log.warning("job %s: repair failed: %s", r.job_id, exc)
+
+    def _settle(self, r: Reconf, force: bool = False) -> None:
+        """Make a resize that nobody will finish agree with what runs: after a restart (``recovered``)
+        once the grace has passed, or an expansion left uncommitted past the commit timeout.
+        """
+        age = time.monotonic() - r.started
+        expired = r.state == "waiting-commit" and age > self.options.commit_timeout
+        if not force and not expired and not (r.recovered and age > self.options.repair_grace):
+            return
+        if r.kind == "expand":
+            hosts = [r.helper_job] if r.helper_job is not None else [r.job_id]
+            used = any(self._steps(j, r.nodes) for j in hosts)
+            if used:
+                log.warning("job %s: ranks run on %s: expansion kept though never committed (ranks of an "
+                            "expander job that never join end it themselves)", r.job_id, r.nodes)  # fmt: skip
+            else:
+                self._give_back(r)
+            self.inflight.end(r.job_id, r.token)
+            return
+        leaving = [n for n in r.old_nodes if n not in r.nodes]
+        still = [job_id for job_id in (r.release or {r.job_id: None}) if self._steps(job_id, leaving)]
+        if still and not force:
+            if age > self.options.ack_timeout + self.options.repair_grace:
+                log.warning("job %s: leaving ranks still run on %s; shrink dropped", r.job_id, leaving)
+                self.inflight.end(r.job_id, r.token)
+            return
+        snap = self.cache.fresh()
+        holders = [snap.job(j) for j in (r.release or {r.job_id: None})]
+        if any(h is not None and set(h.nodes) & set(leaving) for h in holders):
+            self._shrink_allocation(r)
+            log.warning("job %s: shrink %s->%s completed after a restart", r.job_id, r.old_size, r.new_size)
+        self.inflight.end(r.job_id, r.token)
+        self.cache.fresh()
+
     def housekeeping(self) -> None:
-        """Forget reconfigurations of finished jobs or never committed; cancel orphan resizers."""
+        """Forget resizes of finished jobs; settle those nobody finishes; cancel orphan helpers."""
         try:
             snap = self.cache.get()
-        except Exception:
+            self.repair()  # records a failed start-up repair could not take over yet
+        except Exception as exc:
+            log.warning("housekeeping skipped: %s", exc)
             return
-        now = time.monotonic()
         for job_id, r in self.inflight.snapshot().items():
             job = snap.job(job_id)
-            stale = r.state == "waiting-commit" and now - r.started > self.options.commit_timeout
-            if job is None or not job.is_running or stale:
+            if job is None or not job.is_running:
                 self.inflight.end(job_id, r.token)
-                log.warning(
-                    "job %s: dropped %s in flight (%s)", job_id, r.kind, "stale" if stale else "job gone"
-                )
+                log.warning("job %s: dropped %s in flight (job gone)", job_id, r.kind)
+        self._settle_all()
         self._sweep_resizers(snap)
         sweep = getattr(self.backend, "cancel_orphan_expanders", None)
         if sweep is not None:

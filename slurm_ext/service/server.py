@@ -95,6 +95,10 @@ class Server:
 
     def start(self, housekeeping_interval: float = 5.0) -> None:
         self.controller.cache.start()
+        try:
+            self.controller.repair()  # what a crashed predecessor left half done
+        except Exception as exc:
+            log.warning("repair from the journal failed (%s); housekeeping will retry", exc)
         ready = threading.Event()
 
         def run() -> None:

@@ -9,7 +9,13 @@ from apps.fs import parse
 
 @pytest.mark.parametrize(
     "args",
-    [["--max", "0"], ["--steps", "-3"], ["--state-mb", "-1"], ["--min", "4", "--max", "2"], ["--factor", "1"]],
+    [
+        ["--max", "0"],
+        ["--steps", "-3"],
+        ["--state-mb", "-1"],
+        ["--min", "4", "--max", "2"],
+        ["--factor", "1"],
+    ],
 )
 def test_bad_arguments_exit_2(args, capsys):
     with pytest.raises(SystemExit) as exit_info:
