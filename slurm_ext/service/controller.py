@@ -390,7 +390,7 @@ class Controller:
             snap = self.cache.fresh()
             for helper in snap.jobs:  # a resizer still pending, an expander nobody joined
                 serves = served_job(helper.name, EXPANDER_PREFIX) or served_job(helper.name, RESIZER_PREFIX)
-                unused = helper.job_id == r.helper_job or not self._steps(helper.job_id, helper.nodes)
+                unused = helper.job_id == r.helper_job or self._steps(helper.job_id, helper.nodes) == []
                 if serves == r.job_id and unused:
                     self.backend.cancel_quietly(helper.job_id)  # type: ignore[attr-defined]
             job = snap.job(r.job_id)
@@ -405,10 +405,17 @@ class Controller:
         log.info("job %s: %s", r.job_id, reason)
         return reason
 
-    def _steps(self, job_id: int, nodes: Sequence[str]) -> list[str]:
-        """The job's application steps on ``nodes`` (none known: a backend without steps)."""
+    def _steps(self, job_id: int, nodes: Sequence[str]) -> list[str] | None:
+        """The job's application steps on ``nodes``; None where the backend cannot tell (no steps)."""
         steps = getattr(self.backend, "steps_on", None)
-        return [] if steps is None or not nodes else list(steps(job_id, list(nodes)))
+        if steps is None:
+            return None
+        return list(steps(job_id, list(nodes))) if nodes else []
+
+    def _ranks_gone(self, r: Reconf, nodes: Sequence[str]) -> bool:
+        """True only if the backend shows no step of the resize's jobs on ``nodes``."""
+        found = [self._steps(j, nodes) for j in (r.release or {r.job_id: None})]
+        return all(f is not None and not f for f in found)
 
     # -- shrink ----------------------------------------------------------------------------------
     def ack(self, req: p.Ack, peer: Peer | None = None) -> p.Done | p.Error:
@@ -428,7 +435,7 @@ class Controller:
         t0 = time.perf_counter()
         got = self.inflight.wait_acks(r.job_id, r.token, req.acks, self.options.ack_timeout)
         leaving = [n for n in r.old_nodes if n not in r.nodes]
-        if got < req.acks and not any(self._steps(j, leaving) for j in (r.release or {r.job_id: None})):
+        if got < req.acks and self._ranks_gone(r, leaving):
             log.warning(
                 "job %s: %d of %d acks, but no rank runs on %s any more", r.job_id, got, req.acks, leaving
             )
@@ -612,7 +619,7 @@ class Controller:
             return
         if r.kind == "expand":
             hosts = [r.helper_job] if r.helper_job is not None else [r.job_id]
-            used = any(self._steps(j, r.nodes) for j in hosts)
+            used = any(self._steps(j, r.nodes) != [] for j in hosts)  # unknown (None) counts as used
             if used:
                 log.warning("job %s: ranks run on %s: expansion kept though never committed (ranks of an "
                             "expander job that never join end it themselves)", r.job_id, r.nodes)  # fmt: skip
@@ -621,8 +628,7 @@ class Controller:
             self.inflight.end(r.job_id, r.token)
             return
         leaving = [n for n in r.old_nodes if n not in r.nodes]
-        still = [job_id for job_id in (r.release or {r.job_id: None}) if self._steps(job_id, leaving)]
-        if still and not force:
+        if not self._ranks_gone(r, leaving) and not force:
             if age > self.options.ack_timeout + self.options.repair_grace:
                 log.warning("job %s: leaving ranks still run on %s; shrink dropped", r.job_id, leaving)
                 self.inflight.end(r.job_id, r.token)
