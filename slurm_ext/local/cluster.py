@@ -155,6 +155,19 @@ class LocalCluster:
                 0.3,
             )
             return UpReport(running_nodes, time.monotonic() - start, already_running=True)
+        # Partly running (a daemon died under a live cluster): restart only what stopped, keeping jobs.
+        # Nothing running (a reboot, a stale registry): a clean start below.
+        partly = any(d.running() for d in registered if d.name != "munged")
+        if partly and running_nodes == self.cfg.nodes and not self._config_differs():
+            restarted = self._restart_missing(registered, progress)
+            progress(f"restarted what had stopped: {', '.join(restarted)}")
+            wait_for(
+                lambda: sum(s in _SERVING for s in self.node_states()) >= running_nodes,
+                timeout,
+                f"{running_nodes} responding nodes (see {self.dir}/log)",
+                0.3,
+            )
+            return UpReport(running_nodes, time.monotonic() - start, already_running=True)
         if registered:
             progress("cleaning up a partly running cluster from an earlier start")
             self._stop_all(registered, progress)
@@ -360,28 +373,50 @@ class LocalCluster:
             if add.returncode != 0:
                 raise DaemonError(f"sacctmgr add cluster failed: {add.stderr.strip() or add.stdout.strip()}")
 
-    def _start_slurmctld(self, started: list[Daemon], progress: Progress) -> None:
-        progress("starting slurmctld")
+    def _start_slurmctld(self, started: list[Daemon], progress: Progress, clean: bool = True) -> None:
+        progress("starting slurmctld" + ("" if clean else " (recovering its jobs)"))
         daemon = Daemon("slurmctld", self.dir / "run" / "slurmctld.pid", "slurmctld")
-        start_forking(
-            # -c: start from a clean state. `up` follows a `down` (which cancels every job) or a crash, whose
-            # saved node states (drained, down) would otherwise keep nodes out of service.
-            daemon,
-            [prereqs.find_program("slurmctld") or "slurmctld", "-c"],
-            self.env,
-            self._log("slurmctld-start"),
-        )
+        # -c: start from a clean state. A full `up` follows a `down` (which cancels every job) or a crash,
+        # whose saved node states (drained, down) would otherwise keep nodes out of service. A restart of
+        # a slurmctld that stopped under a running cluster recovers its jobs instead.
+        args = [prereqs.find_program("slurmctld") or "slurmctld", *(["-c"] if clean else [])]
+        start_forking(daemon, args, self.env, self._log("slurmctld-start"))
         self._register(started, daemon)
         wait_for(lambda: run_quiet(["scontrol", "ping"], env=self.env), 30, "slurmctld to answer", 0.2)
 
-    def _start_slurmds(self, started: list[Daemon], progress: Progress) -> None:
-        progress(f"starting {self.cfg.nodes} slurmd")
+    def _start_slurmds(
+        self, started: list[Daemon], progress: Progress, only: list[str] | None = None, clean: bool = True
+    ) -> None:
+        nodes = only if only is not None else self.cfg.node_names
+        progress(f"starting {len(nodes)} slurmd")
         slurmd = prereqs.find_program("slurmd") or "slurmd"
-        for node in self.cfg.node_names:
+        for node in nodes:
             daemon = Daemon(f"slurmd {node}", self.dir / "run" / f"slurmd-{node}.pid", "slurmd")
-            # -c: clear what a killed slurmd may have left in its spool (stale step sockets and locks)
-            start_forking(daemon, [slurmd, "-c", "-N", node], self.env, self._log(f"slurmd-{node}-start"))
+            # -c: clear what a killed slurmd may have left in its spool (stale step sockets and locks);
+            # not when it restarts under running jobs, whose steps it must find again
+            args = [slurmd, *(["-c"] if clean else []), "-N", node]
+            start_forking(daemon, args, self.env, self._log(f"slurmd-{node}-start"))
             self._register(started, daemon)
+
+    def _restart_missing(self, registered: list[Daemon], progress: Progress) -> list[str]:
+        """Start again only the daemons of a running cluster that stopped; jobs and state survive."""
+        missing = [d for d in registered if not d.running()]
+        scratch: list[Daemon] = []  # restarts re-register nothing new: the registry is restored below
+        try:
+            for daemon in missing:
+                if daemon.name == "mariadbd":
+                    self._start_mariadb(scratch, progress)
+                elif daemon.name == "slurmdbd":
+                    self._start_slurmdbd(scratch, progress)
+                elif daemon.name == "slurmctld":
+                    self._start_slurmctld(scratch, progress, clean=False)
+                elif daemon.name.startswith("slurmd "):
+                    self._start_slurmds(scratch, progress, only=[daemon.name.split()[1]], clean=False)
+                elif daemon.name == "munged":
+                    self._start_munge(scratch, progress)
+        finally:
+            self.registry.save(self.cfg.nodes, registered)
+        return [d.name for d in missing]
 
     def _wait_idle(self, timeout: float) -> None:
         want = self.cfg.nodes
