@@ -20,6 +20,13 @@ def serve_cmd(
     ] = None,
     host: Annotated[str | None, typer.Option(help="Address to listen on [default: conf]")] = None,
     port: Annotated[int | None, typer.Option(help="TCP port [default: conf service.port]")] = None,
+    plan_interval: Annotated[
+        float,
+        typer.Option(
+            help="Run the policy on the whole cluster every this many seconds (0: only when a "
+            "job checks); resizes for jobs not asking wait for their next check"
+        ),
+    ] = 5.0,
     journal_dir: Annotated[
         Path | None,
         typer.Option(
@@ -68,6 +75,7 @@ def serve_cmd(
         ack_timeout=ack_timeout,
         expand_strategy=strategy,
         journal_dir=journal_dir or cfg.cluster.state_dir / "service" / "journal",
+        plan_interval=plan_interval,
     )
     backend = SlurmCluster(slurm_conf=cfg.cluster.slurm_conf if cfg.cluster.slurm_conf.exists() else None)
     try:

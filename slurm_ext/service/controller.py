@@ -28,7 +28,7 @@ from pathlib import Path
 
 from slurm_ext import protocol as p
 from slurm_ext.backend import EXPANDER_PREFIX, RESIZER_PREFIX, ClusterBackend, served_job
-from slurm_ext.decisions import Expand, RaisePriority, Shrink
+from slurm_ext.decisions import Expand, RaisePriority, Shrink, StartJob
 from slurm_ext.errors import SlurmUnavailable
 from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState, Snapshot
 from slurm_ext.policies.base import Policy
@@ -53,6 +53,8 @@ class ServiceOptions:
     reduce_time_limit: bool = True  # after an expand, scale it back by old/new (never below the original)
     expand_strategy: str = "auto"  # "merge" | "expander" | "auto" (merge where Slurm permits it)
     journal_dir: Path | None = None  # where each resize step is recorded first (None: not recorded)
+    decision_ttl: float = 60.0  # a resize decided for a job that is not asking waits this long for it
+    plan_interval: float = 0.0  # run the policy on the whole cluster this often (0: only on checks)
     repair_grace: float = 3.0  # after a restart, how long ranks get to show up on nodes they were given
 
 
@@ -98,6 +100,10 @@ class Controller:
         self.policy = policy
         self.options = options or ServiceOptions()
         self.cache = SnapshotCache(backend, self.options.snapshot_interval)
+        self.declared: dict[int, MalleableSpec] = {}  # job -> the spec its ranks declared at their checks
+        self.waiting: dict[int, tuple[Expand | Shrink, int, float]] = {}  # job -> (decision, size, expiry)
+        self._boosted: set[int] = set()
+        self._planned_at = 0.0
         self.journal = Journal(self.options.journal_dir)
         self.inflight = InFlight(on_end=self.journal.remove)
         self.decide_lock = threading.Lock()  # decisions see each other's reservations
@@ -219,11 +225,13 @@ class Controller:
         if spec.max_nodes > cap:
             pref = None if spec.preferred is None else min(spec.preferred, cap)
             spec = replace(spec, max_nodes=cap, preferred=pref)
+        self.declared[req.job_id] = spec  # what its ranks declare wins over its submission's comment
         view = self._view(snap, replace(job, malleable=spec))
         decisions = self.policy.decide(view, [req.job_id])
+        self._remember(decisions, view, exclude=req.job_id)
         mine = next(
             (d for d in decisions if isinstance(d, (Expand, Shrink)) and d.job_id == req.job_id), None
-        )
+        ) or self._waiting_for(job, view)
         if mine is None:
             reasons = "; ".join(d.reason for d in decisions if getattr(d, "job_id", None) == req.job_id)
             return _none(reasons or "policy: no action")
@@ -257,9 +265,65 @@ class Controller:
         reconf.release = release_by_job(groups, removed, job_nodes)
         return reconf
 
-    def _view(self, snap: Snapshot, job: Job) -> Snapshot:
-        """The snapshot with the asking job's spec, and nodes promised to expansions shown busy."""
-        jobs = tuple(job if j.job_id == job.job_id else j for j in snap.jobs)
+    # -- decisions for jobs that are not asking (the pull model of paper 002) ----------------------
+    def _remember(self, decisions: list, view: Snapshot, exclude: int | None = None) -> None:
+        """Keep the policy's resizes of other running jobs until they ask (they expire)."""
+        expires = time.monotonic() + self.options.decision_ttl
+        for d in decisions:
+            if isinstance(d, (Expand, Shrink)) and d.job_id != exclude:
+                job = view.job(d.job_id)
+                if job is not None and job.is_running and job.malleable is not None:
+                    self.waiting[d.job_id] = (d, job.node_count, expires)
+
+    def _waiting_for(self, job: Job, view: Snapshot) -> Expand | Shrink | None:
+        """A decision kept for ``job`` (still fresh, made at its current size, its beneficiary still
+        waiting), used once."""
+        kept = self.waiting.pop(job.job_id, None)
+        if kept is None:
+            return None
+        decision, size, expires = kept
+        beneficiary = view.job(decision.for_job) if decision.for_job is not None else None
+        if time.monotonic() > expires or size != job.node_count:
+            return None
+        if decision.for_job is not None and (beneficiary is None or beneficiary.is_running):
+            return None
+        return replace(decision, reason=f"{decision.reason} (decided while it was not asking)")
+
+    def plan_cluster(self) -> None:
+        """Run the policy on the whole cluster: resizes wait for their job's next check; a pending
+        job the policy would start now gets top priority (what Slurm lets us do for a start).
+        """
+        view = self._view(fold_expanders(self.cache.fresh()), None)
+        with self.decide_lock:
+            decisions = self.policy.decide(view, [])
+        self._remember(decisions, view)
+        for d in decisions:
+            job = view.job(getattr(d, "job_id", -1))
+            if isinstance(d, (StartJob, RaisePriority)) and job is not None and not job.is_running:
+                if job.job_id in self._boosted:
+                    continue
+                self._boosted.add(job.job_id)
+                try:
+                    self.backend.raise_priority(job.job_id)
+                    log.info("job %s: top priority (%s)", job.job_id, d.reason or "policy: start it")
+                except Exception as exc:
+                    log.warning("raising priority of job %s failed: %s", job.job_id, exc)
+        live = {j.job_id for j in view.jobs}
+        self._boosted &= live
+        for job_id in [j for j in self.waiting if j not in live]:
+            del self.waiting[job_id]
+        for job_id in [j for j in self.declared if j not in live]:
+            del self.declared[job_id]
+
+    def _view(self, snap: Snapshot, job: Job | None) -> Snapshot:
+        """The snapshot with every job's declared spec (the asking job's from its check), and
+        nodes promised to expansions shown busy."""
+        jobs = tuple(
+            job if job is not None and j.job_id == job.job_id
+            else replace(j, malleable=self.declared[j.job_id]) if j.job_id in self.declared
+            else j
+            for j in snap.jobs
+        )  # fmt: skip
         reserved = self.inflight.reserved_nodes()
         nodes: list[Node] = []
         for node in snap.nodes:
@@ -655,6 +719,12 @@ class Controller:
                 self.inflight.end(job_id, r.token)
                 log.warning("job %s: dropped %s in flight (job gone)", job_id, r.kind)
         self._settle_all()
+        if self.options.plan_interval and time.monotonic() - self._planned_at >= self.options.plan_interval:
+            self._planned_at = time.monotonic()
+            try:
+                self.plan_cluster()
+            except Exception as exc:
+                log.warning("policy run on the whole cluster failed: %s", exc)
         self._sweep_resizers(snap)
         sweep = getattr(self.backend, "cancel_orphan_expanders", None)
         if sweep is not None:
