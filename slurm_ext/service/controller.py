@@ -34,6 +34,7 @@ from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState, Snaps
 from slurm_ext.policies.base import Policy
 from slurm_ext.service import journal as jr
 from slurm_ext.service.auth import Peer, may_act
+from slurm_ext.service.events import EventLog
 from slurm_ext.service.groups import GroupRef, node_count, plan_shrink, release_by_job
 from slurm_ext.service.inflight import InFlight, Reconf
 from slurm_ext.service.journal import Journal, reconf_from
@@ -53,6 +54,7 @@ class ServiceOptions:
     reduce_time_limit: bool = True  # after an expand, scale it back by old/new (never below the original)
     expand_strategy: str = "auto"  # "merge" | "expander" | "auto" (merge where Slurm permits it)
     journal_dir: Path | None = None  # where each resize step is recorded first (None: not recorded)
+    events_path: Path | None = None  # JSON lines of what the service did (None: metrics only)
     decision_ttl: float = 60.0  # a resize decided for a job that is not asking waits this long for it
     plan_interval: float = 0.0  # run the policy on the whole cluster this often (0: only on checks)
     repair_grace: float = 3.0  # after a restart, how long ranks get to show up on nodes they were given
@@ -105,6 +107,7 @@ class Controller:
         self._boosted: set[int] = set()
         self._planned_at = 0.0
         self.journal = Journal(self.options.journal_dir)
+        self.events = EventLog(self.options.events_path, policy.name)
         self.inflight = InFlight(on_end=self.journal.remove)
         self.decide_lock = threading.Lock()  # decisions see each other's reservations
         self.expand_lock = threading.Lock()  # one resizer job on the cluster at a time
@@ -164,6 +167,7 @@ class Controller:
 
     def _refusal(self, why: str, peer: Peer) -> p.Error:
         self.counters["refused"] += 1
+        self.events.emit("refused", 0, peer=peer.name, uid=peer.uid, how=peer.how, reason=why)
         log.warning("refused a request from %s (uid %s, %s): %s", peer.name, peer.uid, peer.how, why)
         return p.Error(message=f"permission denied: {why}; you are {peer.name}")
 
@@ -177,6 +181,9 @@ class Controller:
         except SlurmUnavailable as exc:  # keep what is in flight; the app asks again at its next step
             decision = _none(f"Slurm unavailable: {exc}")
         self.counters[decision.action if decision.action in self.counters else "none"] += 1
+        self.events.emit("decision", req.job_id, action=decision.action, old=req.current,
+                         new=decision.new_size or req.current, reason=decision.reason,
+                         seconds=round(time.perf_counter() - t0, 6))  # fmt: skip
         log.info(
             "job %s check cur=%s min=%s max=%s f=%s pref=%s -> %s %s (%s) [%.1f ms]",
             req.job_id, req.current, req.min, req.max, req.factor, req.preferred, decision.action,
@@ -352,8 +359,13 @@ class Controller:
         except Exception as exc:
             self.inflight.end(r.job_id, r.token)
             self.counters["failed"] += 1
+            self.events.emit("failed", r.job_id, resize="expand", strategy=r.strategy, old=r.old_size,
+                             new=r.new_size, reason=str(exc))  # fmt: skip
             return _none(f"expand {r.old_size}->{r.new_size} ({r.strategy}) failed: {exc}")
         self.timings["expand"].append(time.monotonic() - r.started)
+        self.events.emit("expand", r.job_id, strategy=r.strategy, old=r.old_size, new=r.new_size, nodes=added,
+                         seconds=round(self.timings["expand"][-1], 6),
+                         phases={"nodes": round(time.perf_counter() - t0, 6)})  # fmt: skip
         r.nodes, r.state = added, "waiting-commit"
         self.journal.write(r, jr.EXPAND_ANSWERED)
         log.info("job %s expanded %s->%s by %s, added %s [%.0f ms]", r.job_id, r.old_size, r.new_size,
@@ -440,11 +452,14 @@ class Controller:
         if req.ok or r.kind == "shrink":
             self.inflight.end(r.job_id, r.token)
             verb = "committed" if req.ok else "cancelled"
+            self.events.emit("commit", r.job_id, resize=r.kind, ok=req.ok, old=r.old_size, new=r.new_size)
             log.info("job %s %s %s %s->%s", r.job_id, verb, r.kind, r.old_size, r.new_size)
             return p.Done(
                 ok=True, reason=verb, nodes=r.old_nodes + r.nodes if r.kind == "expand" else r.old_nodes
             )
         reason = self._give_back(r)  # the application could not use the new nodes
+        self.events.emit("commit", r.job_id, resize=r.kind, ok=False, old=r.old_size, new=r.new_size,
+                         reason=reason)  # fmt: skip
         self.inflight.end(r.job_id, r.token)
         return p.Done(ok=True, reason=reason, nodes=r.old_nodes)
 
@@ -522,6 +537,9 @@ class Controller:
         except Exception as exc:
             self.inflight.end(r.job_id, r.token)
             self.counters["failed"] += 1
+            self.events.emit(
+                "failed", r.job_id, resize="shrink", old=r.old_size, new=r.new_size, reason=str(exc)
+            )
             log.warning("job %s: shrink failed: %s", r.job_id, exc)
             return p.Done(ok=False, reason=f"shrink failed: {exc}")
         self.timings["shrink"].append(time.monotonic() - r.started)
@@ -531,6 +549,10 @@ class Controller:
         self.inflight.end(r.job_id, r.token)
         self.background.submit(self._after_shrink, r)
         t_end = time.perf_counter()
+        self.events.emit("shrink", r.job_id, old=r.old_size, new=r.new_size, released=released,
+                         seconds=round(self.timings["shrink"][-1], 6), for_job=r.for_job,
+                         phases={"acks": round(t_acks - t0, 6), "steps": round(t_steps - t_acks, 6),
+                                 "slurm": round(t_end - t_steps, 6)})  # fmt: skip
         log.info(
             "job %s shrunk %s->%s, released %s [total %.0f ms: acks %.0f, steps %.0f, scontrol %.0f]",
             r.job_id, r.old_size, r.new_size, released, self.timings["shrink"][-1] * 1e3,
@@ -653,6 +675,7 @@ class Controller:
                 log.warning("job %s: gone; dropped its %s from the journal", r.job_id, step)
                 continue
             log.warning("job %s: taking over %s from the journal", r.job_id, step)
+            self.events.emit("repair", r.job_id, step=step, resize=r.kind, old=r.old_size, new=r.new_size)
             if step in (jr.EXPAND_DECIDED, jr.EXPAND_MERGED, jr.EXPANDER_SUBMITTED):
                 self._give_back(r)  # the application was never told about these nodes
                 self.journal.remove(r.job_id)
@@ -713,6 +736,12 @@ class Controller:
         except Exception as exc:
             log.warning("housekeeping skipped: %s", exc)
             return
+        states: dict[str, int] = {}
+        for j in snap.jobs:
+            states[j.state.value] = states.get(j.state.value, 0) + 1
+        for state in ("PENDING", "RUNNING"):
+            self.events.metrics.jobs.labels(state).set(states.get(state, 0))
+        self.events.metrics.in_flight.set(len(self.inflight.snapshot()))
         for job_id, r in self.inflight.snapshot().items():
             job = snap.job(job_id)
             if job is None or not job.is_running:

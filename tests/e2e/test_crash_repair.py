@@ -9,10 +9,7 @@ and no resizer or expander job may be left once FS is gone.
 
 from __future__ import annotations
 
-import os
-import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -22,7 +19,7 @@ from slurm_ext.backend import EXPANDER_PREFIX, RESIZER_PREFIX, served_job
 from slurm_ext.service import journal as jr
 from slurm_ext.slurm.parse import expand_nodes
 
-from .conftest import sh
+from .conftest import free_port, serve_process, sh
 
 pytestmark = pytest.mark.slurm
 
@@ -41,29 +38,10 @@ CASES = [
 ]
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _serve(port: int, journal: Path, strategy: str, log: Path, crash_at: str | None) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if k != jr.CRASH_ENV}
-    if crash_at:
-        env[jr.CRASH_ENV] = crash_at
-    cmd = [sys.executable, "-m", "slurm_ext", "serve", "--host", "127.0.0.1", "--port", str(port),
-           "--journal-dir", str(journal), "--expand-strategy", strategy,
-           "--expand-timeout", "10"]  # fmt: skip
-    proc = subprocess.Popen(cmd, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return proc
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    raise AssertionError(f"the service did not start:\n{log.read_text()}")
+    env = {jr.CRASH_ENV: crash_at} if crash_at else {}
+    args = ("--journal-dir", str(journal), "--expand-strategy", strategy, "--expand-timeout", "10")
+    return serve_process(port, log, *args, env=env)
 
 
 def held_and_used(app: int) -> tuple[set[str], set[str]]:
@@ -86,8 +64,8 @@ def held_and_used(app: int) -> tuple[set[str], set[str]]:
 
 @pytest.mark.parametrize(("strategy", "step", "plan", "heard"), CASES, ids=[f"{s}-{c}" for s, c, *_ in CASES])
 def test_restart_after_a_crash_repairs_the_job(slurm, tmp_path, strategy, step, plan, heard):
-    port, journal, log = _port(), tmp_path / "journal", tmp_path / "service.log"
-    proc = _serve(port, journal, strategy, log, crash_at=step)
+    port, journal, log = free_port(), tmp_path / "journal", tmp_path / "service.log"
+    proc = _serve(port, journal, strategy, log, crash_at=step)  # dies at that step
     try:
         # long enough that the application still runs when the repair looks (16 s at 4 ranks)
         fs_args = f"--steps 16 --step-seconds 4 --state-mb 16 --max 4 --plan {plan}"
