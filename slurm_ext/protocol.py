@@ -15,7 +15,8 @@ Requests (runtime -> service)
                   hosting the group, the application's own or an expander job), ``agent``
                   (``host:port:key`` of the application's agent, empty if it has none: then
                   it cannot grow), ``python`` (the interpreter expander jobs start the agent
-                  with). Answer: ``decision``.
+                  with), ``step_seconds`` (its last step's compute time at this size, or null:
+                  the service's efficiency feedback). Answer: ``decision``.
 ``commit``        rank 0 after an expansion: ``job_id``, ``token``, ``ok``. With ``ok`` false
                   the resize is cancelled: after an expand (the new groups did not join, or an
                   asynchronous answer nobody acted on) the service gives the new nodes back
@@ -105,6 +106,7 @@ class Check(Message, tag="check", kw_only=False):
     factor: Annotated[int, msgspec.Meta(ge=1, le=MAX_NODES)] = 2
     preferred: Count | None = None
     nodes: NodeList = msgspec.field(default_factory=list)
+    step_seconds: Annotated[float, msgspec.Meta(ge=0, le=1e7)] | None = None  # the last step, at ``current``
     groups: Annotated[list[GroupInfo], msgspec.Meta(max_length=MAX_NODES)] = msgspec.field(
         default_factory=list
     )

@@ -28,6 +28,13 @@ def serve_cmd(
             "job checks); resizes for jobs not asking wait for their next check"
         ),
     ] = 5.0,
+    min_efficiency: Annotated[
+        float,
+        typer.Option(
+            help="Do not grow a job again if its last growth's measured parallel efficiency "
+            "(speedup / size ratio, from the step times its ranks report) fell below this; 0: off"
+        ),
+    ] = 0.0,
     metrics_port: Annotated[
         int | None, typer.Option(help="Serve Prometheus metrics on this port (same address as the service)")
     ] = None,
@@ -72,6 +79,8 @@ def serve_cmd(
         svc = cfg.service
         pol = make_policy(policy or svc.policy)
         strategy = expand_strategy or svc.expand_strategy
+        if not 0 <= min_efficiency <= 1:
+            raise ValueError(f"--min-efficiency must be between 0 and 1, got {min_efficiency}")
         if strategy not in STRATEGIES:
             raise ValueError(f"--expand-strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     except (ConfigError, ValueError) as exc:
@@ -88,6 +97,7 @@ def serve_cmd(
         journal_dir=journal_dir or cfg.cluster.state_dir / "service" / "journal",
         events_path=events or events_path(cfg.cluster.state_dir),
         plan_interval=plan_interval,
+        min_efficiency=min_efficiency,
     )
     backend = SlurmCluster(slurm_conf=cfg.cluster.slurm_conf if cfg.cluster.slurm_conf.exists() else None)
     try:

@@ -55,6 +55,7 @@ class ServiceOptions:
     expand_strategy: str = "auto"  # "merge" | "expander" | "auto" (merge where Slurm permits it)
     journal_dir: Path | None = None  # where each resize step is recorded first (None: not recorded)
     events_path: Path | None = None  # JSON lines of what the service did (None: metrics only)
+    min_efficiency: float = 0.0  # refuse to grow a job whose last growth scaled worse than this (0: off)
     decision_ttl: float = 60.0  # a resize decided for a job that is not asking waits this long for it
     plan_interval: float = 0.0  # run the policy on the whole cluster this often (0: only on checks)
     repair_grace: float = 3.0  # after a restart, how long ranks get to show up on nodes they were given
@@ -105,6 +106,8 @@ class Controller:
         self.declared: dict[int, MalleableSpec] = {}  # job -> the spec its ranks declared at their checks
         self.waiting: dict[int, tuple[Expand | Shrink, int, float]] = {}  # job -> (decision, size, expiry)
         self._boosted: set[int] = set()
+        self.step_times: dict[int, dict[int, float]] = {}  # job -> nodes -> its last step's seconds
+        self.grown: dict[int, tuple[int, int]] = {}  # job -> (old, new) nodes of its last growth
         self._planned_at = 0.0
         self.journal = Journal(self.options.journal_dir)
         self.events = EventLog(self.options.events_path, policy.name)
@@ -182,7 +185,7 @@ class Controller:
             decision = _none(f"Slurm unavailable: {exc}")
         self.counters[decision.action if decision.action in self.counters else "none"] += 1
         self.events.emit("decision", req.job_id, action=decision.action, old=req.current,
-                         new=decision.new_size or req.current, reason=decision.reason,
+                         new=decision.new_size or req.current, reason=decision.reason, step=req.step_seconds,
                          seconds=round(time.perf_counter() - t0, 6))  # fmt: skip
         log.info(
             "job %s check cur=%s min=%s max=%s f=%s pref=%s -> %s %s (%s) [%.1f ms]",
@@ -233,6 +236,8 @@ class Controller:
             pref = None if spec.preferred is None else min(spec.preferred, cap)
             spec = replace(spec, max_nodes=cap, preferred=pref)
         self.declared[req.job_id] = spec  # what its ranks declare wins over its submission's comment
+        if req.step_seconds is not None:
+            self.step_times.setdefault(req.job_id, {})[req.current] = req.step_seconds
         view = self._view(snap, replace(job, malleable=spec))
         decisions = self.policy.decide(view, [req.job_id])
         self._remember(decisions, view, exclude=req.job_id)
@@ -243,6 +248,8 @@ class Controller:
             reasons = "; ".join(d.reason for d in decisions if getattr(d, "job_id", None) == req.job_id)
             return _none(reasons or "policy: no action")
         boosts = [d.job_id for d in decisions if isinstance(d, RaisePriority)]
+        if isinstance(mine, Expand) and (poor := self._poor_scaling(req.job_id)) is not None:
+            return _none(f"policy: {mine.reason}; but {poor}")
         if isinstance(mine, Expand):
             if not req.agent:
                 return _none(f"policy: {mine.reason}; but the application has no agent to start new ranks")
@@ -271,6 +278,21 @@ class Controller:
         )  # fmt: skip
         reconf.release = release_by_job(groups, removed, job_nodes)
         return reconf
+
+    def _poor_scaling(self, job_id: int) -> str | None:
+        """Why growing this job again is not worth it (its last growth's measured parallel efficiency
+        is below ``min_efficiency``), or None."""
+        if not self.options.min_efficiency or job_id not in self.grown:
+            return None
+        old, new = self.grown[job_id]
+        times = self.step_times.get(job_id, {})
+        if old not in times or new not in times or times[new] <= 0:
+            return None
+        efficiency = (times[old] / times[new]) / (new / old)
+        if efficiency >= self.options.min_efficiency:
+            return None
+        return (f"growing {old}->{new} nodes gave a parallel efficiency of {efficiency:.2f} "
+                f"(< {self.options.min_efficiency:g})")  # fmt: skip
 
     # -- decisions for jobs that are not asking (the pull model of paper 002) ----------------------
     def _remember(self, decisions: list, view: Snapshot, exclude: int | None = None) -> None:
@@ -319,8 +341,9 @@ class Controller:
         self._boosted &= live
         for job_id in [j for j in self.waiting if j not in live]:
             del self.waiting[job_id]
-        for job_id in [j for j in self.declared if j not in live]:
-            del self.declared[job_id]
+        for table in (self.declared, self.step_times, self.grown):
+            for job_id in [j for j in table if j not in live]:
+                del table[job_id]
 
     def _view(self, snap: Snapshot, job: Job | None) -> Snapshot:
         """The snapshot with every job's declared spec (the asking job's from its check), and
@@ -453,6 +476,8 @@ class Controller:
             self.inflight.end(r.job_id, r.token)
             verb = "committed" if req.ok else "cancelled"
             self.events.emit("commit", r.job_id, resize=r.kind, ok=req.ok, old=r.old_size, new=r.new_size)
+            if req.ok and r.kind == "expand":
+                self.grown[r.job_id] = (r.old_size, r.new_size)
             log.info("job %s %s %s %s->%s", r.job_id, verb, r.kind, r.old_size, r.new_size)
             return p.Done(
                 ok=True, reason=verb, nodes=r.old_nodes + r.nodes if r.kind == "expand" else r.old_nodes

@@ -35,6 +35,9 @@ def test_events_and_metrics_of_a_live_resize(slurm, tmp_path):
     kinds = [e["kind"] for e in seen]
     assert "decision" in kinds and "expand" in kinds and "commit" in kinds, kinds
     expand = next(e for e in seen if e["kind"] == "expand")
+    # the runtime reports its step times (the efficiency feedback's input): 2 s on 2 ranks, then 1 s
+    steps = [e["step"] for e in seen if e["kind"] == "decision" and e.get("step")]
+    assert steps and all(0.5 < s < 3 for s in steps), steps
     assert expand["old"] == 2 and expand["new"] == 4 and expand["seconds"] > 0 and "nodes" in expand["phases"]
     table = subprocess.run(
         ["slurm-ext", "events", "--path", str(path)], capture_output=True, text=True, check=True

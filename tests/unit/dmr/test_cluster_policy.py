@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from slurm_ext import protocol as p
 from slurm_ext.decisions import Shrink
 from slurm_ext.model import MalleableSpec
 from slurm_ext.policies import make_policy
@@ -64,3 +65,22 @@ def test_the_asking_jobs_own_declaration_wins():
     ctl.check(check(1, 4, ["n1", "n2", "n3", "n4"], lo=4, hi=4))
     assert ctl.declared[1] == MalleableSpec(4, 4)
     assert ctl._view(ctl.cache.fresh(), None).job(1).malleable == MalleableSpec(4, 4)
+
+
+def test_a_job_that_stopped_scaling_is_not_grown_again():
+    from .test_service import make
+
+    backend, ctl = make(nodes=8, min_efficiency=0.6)
+    backend.add(1, 1)
+    backend.add(9, 6)  # a rigid job: one node is free
+    first = ctl.check(check(1, 1, ["n1"], hi=8, step_seconds=10.0))
+    assert first.action == "expand" and first.new_size == 2, first
+    assert ctl.commit(p.Commit(job_id=1, token=first.token, ok=True)).ok
+    del backend.jobs[9]  # the rigid job ends: room to grow to 8
+    time.sleep(0.15)  # older than the service's snapshot cache
+    nodes = list(backend.jobs[1].nodes)
+    # on 2 nodes its step takes 9.5 s instead of 10: efficiency (10 / 9.5) / 2 = 0.53
+    refused = ctl.check(check(1, 2, nodes, hi=8, step_seconds=9.5))
+    assert refused.action == "none" and "parallel efficiency of 0.53" in refused.reason, refused
+    ctl.options = replace(ctl.options, min_efficiency=0.0)  # the feedback off: it grows
+    assert ctl.check(check(1, 2, nodes, hi=8, step_seconds=9.5)).action == "expand"
