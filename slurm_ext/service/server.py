@@ -82,6 +82,7 @@ class Server:
         self.pool = ThreadPoolExecutor(max_workers=self.limits.workers, thread_name_prefix="dmr-req")
         self.loop = asyncio.new_event_loop()
         self.connections = 0
+        self._tasks: set[asyncio.Task] = set()  # one per open connection, cancelled by stop()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         # bind now, so a taken port fails here (and port 0 has its number before start())
@@ -130,6 +131,10 @@ class Server:
         async def close() -> None:
             if self._server is not None:
                 self._server.close()
+            for task in list(self._tasks):  # open connections end now, not at garbage collection
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+            if self._server is not None:
                 await self._server.wait_closed()
 
         if self.loop.is_running():
@@ -144,6 +149,9 @@ class Server:
     # -- one connection -----------------------------------------------------------------------
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
         try:
             if self.connections > self.limits.max_connections:
                 await self._reply(writer, p.Error(message="too many connections; try again later"))
@@ -174,8 +182,11 @@ class Server:
                 first = False
                 if not await self._reply(writer, reply):
                     return
+        except asyncio.CancelledError:
+            pass  # the server stops
         finally:
             self.connections -= 1
+            self._tasks.discard(task)  # type: ignore[arg-type]
             writer.close()
 
     async def _authenticate(self, req: p.Auth) -> tuple[Peer, p.Message]:
