@@ -31,6 +31,10 @@ def release(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
+def test_every_supported_release_has_fixtures() -> None:
+    assert RELEASES == ["22.05", "24.11", "26.05"]
+
+
 def test_the_recorded_release_is_the_directory(release: str) -> None:
     version = parse_version((FIXTURES / release / "sinfo_version.txt").read_text())
     assert version.name == release
