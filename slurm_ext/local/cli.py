@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from slurm_ext.config import ConfigError, load_config
+from slurm_ext.local import docker_cli
 from slurm_ext.local.cluster import ClusterError, LocalCluster, UsageError
 from slurm_ext.local.daemons import DaemonError
 from slurm_ext.local.prereqs import PrerequisiteError
@@ -16,7 +17,14 @@ cluster_app = typer.Typer(
 )
 
 NodesOption = Annotated[
-    int | None, typer.Option("--nodes", "-N", help="Number of slurmd nodes [default: conf]")
+    int | None, typer.Option("--nodes", "-N", help="Number of slurmd nodes [default: conf; 4 with --docker]")
+]
+DockerOption = Annotated[
+    bool, typer.Option("--docker", help="The dockerized cluster (docker/: one container per daemon and node)")
+]
+ReleaseOption = Annotated[
+    str | None,
+    typer.Option("--release", "-r", help=f"With --docker: {docker_cli.RELEASE_HELP} [default: 22.05]"),
 ]
 
 
@@ -52,8 +60,20 @@ def up(
             show_default=False,
         ),
     ] = None,
+    docker: DockerOption = False,
+    release: ReleaseOption = None,
 ) -> None:
-    """Start munged, MariaDB, slurmdbd, slurmctld and N slurmd; wait until all nodes are idle."""
+    """Start munged, MariaDB, slurmdbd, slurmctld and N slurmd; wait until all nodes are idle.
+
+    With --docker: the same in containers (MariaDB, slurmdbd, slurmctld, N nodes, login), any release.
+    """
+    if docker:
+        if cpus_per_node is not None:
+            docker_cli.fail("--cpus-per-node is not available with --docker", docker_cli.USAGE_EXIT)
+        docker_cli.up(release, nodes, expansion)
+        return
+    if release is not None:
+        docker_cli.fail("--release needs --docker (the local cluster runs the installed Slurm)", 2)
     cluster = _cluster()
     try:
         report = cluster.up(nodes, progress=_progress, expansion=expansion, cpus_per_node=cpus_per_node)
@@ -69,8 +89,14 @@ def up(
 
 
 @cluster_app.command()
-def down() -> None:
-    """Cancel all jobs and stop every daemon `cluster up` started (by PID)."""
+def down(docker: DockerOption = False) -> None:
+    """Cancel all jobs and stop every daemon `cluster up` started (by PID).
+
+    With --docker: remove the dockerized cluster's containers, network and volumes.
+    """
+    if docker:
+        docker_cli.down()
+        return
     cluster = _cluster()
     try:
         stopped = cluster.down(progress=_progress)
@@ -80,6 +106,12 @@ def down() -> None:
 
 
 @cluster_app.command()
-def status() -> None:
-    """Print the daemons, nodes and jobs of the local cluster."""
+def status(docker: DockerOption = False) -> None:
+    """Print the daemons, nodes and jobs of the local cluster (--docker: of the dockerized one)."""
+    if docker:
+        docker_cli.status()
+        return
     typer.echo(_cluster().status_text())
+
+
+cluster_app.command("images")(docker_cli.images_cmd)

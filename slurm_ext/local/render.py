@@ -2,13 +2,44 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
 from slurm_ext.config import TEMPLATE_DIR, ClusterConfig
 
 
-def template_values(cfg: ClusterConfig) -> dict[str, str]:
+@dataclass(frozen=True)
+class Addressing:
+    """Where the daemons are reached: all on 127.0.0.1 here, one host name per container in docker/."""
+
+    slurmctld_host: str  # SlurmctldHost
+    slurmdbd_host: str  # AccountingStorageHost
+    node_hostnames: str  # NodeHostname of n[1-N] (one name, or a hostlist of N)
+    node_addrs: str  # NodeAddr of n[1-N]
+    dbd_host: str  # slurmdbd.conf DbdHost (the host name slurmdbd runs on)
+    dbd_addr: str  # slurmdbd.conf DbdAddr
+    db_host: str  # slurmdbd.conf StorageHost (MariaDB)
+
+
+ON_HOST = Addressing(
+    slurmctld_host="localhost(127.0.0.1)",
+    slurmdbd_host="127.0.0.1",
+    node_hostnames="localhost",
+    node_addrs="127.0.0.1",
+    dbd_host="localhost",
+    dbd_addr="127.0.0.1",
+    db_host="127.0.0.1",
+)
+
+
+def in_containers(nodes: int) -> Addressing:
+    """docker/'s compose cluster: each daemon in a container named after its service (n1..nN for nodes)."""
+    names = f"n[1-{nodes}]"
+    return Addressing("slurmctld", "slurmdbd", names, names, "slurmdbd", "slurmdbd", "mariadb")
+
+
+def template_values(cfg: ClusterConfig, addressing: Addressing = ON_HOST) -> dict[str, str]:
     values = {
         "cluster_name": cfg.name,
         "state_dir": str(cfg.state_dir),
@@ -29,13 +60,16 @@ def template_values(cfg: ClusterConfig) -> dict[str, str]:
         "db_name": cfg.db_name,
         "db_user": cfg.db_user,
         "db_password": cfg.db_password,
+        **vars(addressing),
     }
     return {k: str(v) for k, v in values.items()}
 
 
-def render(name: str, cfg: ClusterConfig, template_dir: Path = TEMPLATE_DIR) -> str:
+def render(
+    name: str, cfg: ClusterConfig, template_dir: Path = TEMPLATE_DIR, addressing: Addressing = ON_HOST
+) -> str:
     """Fill ``<name>.in``; a placeholder without a value is an error, not an empty string."""
-    return Template((template_dir / f"{name}.in").read_text()).substitute(template_values(cfg))
+    return Template((template_dir / f"{name}.in").read_text()).substitute(template_values(cfg, addressing))
 
 
 def write_configs(cfg: ClusterConfig) -> Path:

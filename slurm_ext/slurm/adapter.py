@@ -12,6 +12,7 @@ import math
 import os
 import time
 from collections.abc import Sequence
+from functools import cached_property
 from pathlib import Path
 
 from slurm_ext.backend import (
@@ -33,19 +34,33 @@ from slurm_ext.slurm.parse import (
     parse_salloc_job_id,
     parse_test_only,
 )
+from slurm_ext.slurm.release import SlurmRelease, detect_release
 
 # Slurm refuses priorities >= 0xFFFFFFFE ("Priority must be < 4294967294").
 TOP_PRIORITY = 4294967293
 
 
 class SlurmCluster:
-    """Live Slurm through its commands. Thread-safe: it holds no mutable state."""
+    """Live Slurm through its commands. Thread-safe: it holds no mutable state but the release.
+
+    Works with Slurm 22.05, 24.11 and 26.05 alike (the parser reads each release's output).
+    ``command_prefix``: run the commands through e.g. ``docker exec -i <container>``.
+    """
 
     def __init__(
-        self, slurm_conf: Path | None = None, partition: str | None = None, timeout: float = 30.0
+        self,
+        slurm_conf: Path | None = None,
+        partition: str | None = None,
+        timeout: float = 30.0,
+        command_prefix: Sequence[str] = (),
     ) -> None:
-        self.cmd = SlurmCommands(slurm_conf, timeout)
+        self.cmd = SlurmCommands(slurm_conf, timeout, command_prefix)
         self.partition = partition
+
+    @cached_property
+    def release(self) -> SlurmRelease:
+        """The cluster's Slurm release (``sinfo --version``), asked once."""
+        return detect_release(self.cmd)
 
     # ----- reads -------------------------------------------------------------------------------
     def snapshot(self) -> Snapshot:
@@ -211,7 +226,8 @@ class SlurmCluster:
 
     def job_state(self, job_id: int) -> tuple[str, tuple[str, ...]]:
         """(state, nodes) of one job from a light ``squeue`` call; ("", ()) once it is gone."""
-        res = self.cmd.run(["squeue", "-h", "-j", str(job_id), "-o", "%T|%N"], check=False)
+        # --states=all: from 23.02 on a finished job is listed only then (22.05 lists it either way)
+        res = self.cmd.run(["squeue", "-h", "--states=all", "-j", str(job_id), "-o", "%T|%N"], check=False)
         line = res.stdout.strip().splitlines()[0] if res.returncode == 0 and res.stdout.strip() else ""
         if not line:
             return "", ()

@@ -31,9 +31,15 @@ def classify(stderr: str) -> type[SlurmError]:
 
 
 class SlurmCommands:
-    """Runs ``squeue``, ``scontrol`` & co. against one cluster (``SLURM_CONF``), with timeouts."""
+    """Runs ``squeue``, ``scontrol`` & co. against one cluster (``SLURM_CONF``), with timeouts.
 
-    def __init__(self, slurm_conf: Path | None = None, timeout: float = 30.0) -> None:
+    ``prefix`` runs each command through another one, e.g. ``["docker", "exec", "-i", "login"]`` for a
+    cluster whose commands live in a container (the environment is then the container's).
+    """
+
+    def __init__(
+        self, slurm_conf: Path | None = None, timeout: float = 30.0, prefix: Sequence[str] = ()
+    ) -> None:
         env = dict(os.environ)
         if slurm_conf is not None:
             env["SLURM_CONF"] = str(slurm_conf)
@@ -43,6 +49,7 @@ class SlurmCommands:
             env.pop(var, None)
         self.env = env
         self.timeout = timeout
+        self.prefix = list(prefix)
 
     def run(
         self, args: Sequence[str], timeout: float | None = None, check: bool = True
@@ -50,7 +57,7 @@ class SlurmCommands:
         cmd = list(args)
         try:
             res = subprocess.run(
-                cmd,
+                [*self.prefix, *cmd],
                 env=self.env,
                 capture_output=True,
                 text=True,

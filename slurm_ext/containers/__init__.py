@@ -1,0 +1,1 @@
+"""The dockerized Slurm test cluster: images, compose file, life cycle."""

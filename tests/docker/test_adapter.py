@@ -1,0 +1,86 @@
+"""The Slurm adapter against the dockerized cluster of one release (ELASTIC_DOCKER_RELEASE)."""
+
+from __future__ import annotations
+
+import pytest
+
+from slurm_ext.containers.cluster import DockerCluster
+from slurm_ext.errors import InvalidRequest, JobNotFound
+from slurm_ext.model import NodeState
+from slurm_ext.slurm import SlurmCluster
+
+from .conftest import NODES, RELEASE, Jobs, wait
+
+pytestmark = pytest.mark.docker
+
+
+def test_release_is_the_one_asked_for(slurm: SlurmCluster) -> None:
+    assert slurm.release.name == RELEASE
+
+
+def test_snapshot_of_an_idle_cluster(slurm: SlurmCluster) -> None:
+    wait(lambda: slurm.snapshot().free == NODES, 60, "all nodes idle")
+    snap = slurm.snapshot()
+    assert [n.name for n in snap.nodes] == [f"n{i}" for i in range(1, NODES + 1)]
+    assert {n.state for n in snap.nodes} == {NodeState.IDLE} and {n.cpus for n in snap.nodes} == {2}
+
+
+def test_submit_snapshot_and_cancel(slurm: SlurmCluster, jobs: Jobs) -> None:
+    job_id = jobs.submit(2, time_limit=600)
+    jobs.wait_running(job_id)
+    job = slurm.job(job_id)
+    assert job.node_count == 2 and len(job.nodes) == 2 and set(job.nodes) <= {f"n{i}" for i in range(1, 5)}
+    assert job.time_limit == 600.0 and job.start_time is not None and job.start_time >= job.submit_time > 0
+    assert job.user == "root" and job.partition == "debug"
+    unlimited = jobs.submit(1, time_limit=None)
+    jobs.wait_running(unlimited)
+    assert slurm.job(unlimited).time_limit is None  # the partition's INFINITE: no limit
+    slurm.cancel(job_id)
+    jobs.wait_gone(job_id, 30)
+    with pytest.raises(JobNotFound):
+        slurm.cancel(job_id)
+
+
+def test_would_start_now(slurm: SlurmCluster, jobs: Jobs) -> None:
+    assert slurm.would_start_now(NODES)
+    jobs.wait_running(jobs.submit(NODES))
+    assert not slurm.would_start_now(1, time_limit=60)
+    with pytest.raises(InvalidRequest):
+        slurm.would_start_now(NODES + 10)
+
+
+def test_merge_grows_the_job_by_node_count(slurm: SlurmCluster, jobs: Jobs) -> None:
+    if not slurm.expansion_permitted():
+        pytest.skip("the cluster runs without permit_job_expansion")
+    job_id = jobs.submit(1)
+    jobs.wait_running(job_id)
+    slurm.expand(job_id, 3, timeout=20)  # checks the node count after the merge itself
+    assert slurm.job(job_id).node_count == 3
+    slurm.shrink(job_id, 2)
+    assert slurm.job(job_id).node_count == 2
+    slurm.expand(job_id, 4, timeout=20)  # a second resize of the same job
+    assert len(slurm.job(job_id).nodes) == 4
+
+
+def test_mpi_two_containers_two_ranks_each(docker_cluster: DockerCluster, jobs: Jobs) -> None:
+    prog = (
+        "from mpi4py import MPI; import socket; c = MPI.COMM_WORLD; "
+        "s = c.allreduce(c.rank + 1); "
+        "print(c.rank, c.size, socket.gethostname(), s, flush=True)"
+    )
+    out = "/shared/mpi-%j.out"
+    job_id = jobs.submit(
+        2,
+        command=f'srun --mpi=pmi2 -N 2 --ntasks-per-node=2 python3 -c "{prog}"',
+        time_limit=120,
+        ntasks_per_node="2",
+        output=out,
+    )
+    jobs.wait_gone(job_id, 120)
+    res = docker_cluster.run("cat", out.replace("%j", str(job_id)))
+    assert res.returncode == 0, res.stderr
+    rows = [line.split() for line in res.stdout.splitlines() if line.strip()]
+    assert sorted(int(r[0]) for r in rows) == [0, 1, 2, 3], res.stdout
+    assert {r[1] for r in rows} == {"4"} and {r[3] for r in rows} == {"10"}  # 1+2+3+4
+    hosts = [r[2] for r in rows]
+    assert len(set(hosts)) == 2 and all(hosts.count(h) == 2 for h in hosts), hosts

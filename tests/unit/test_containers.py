@@ -1,0 +1,98 @@
+"""The dockerized cluster's pieces that need no Docker: compose file, config rendering, image tags, CLI."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from slurm_ext.cli import app
+from slurm_ext.config import load_config
+from slurm_ext.containers import compose, images
+from slurm_ext.containers.releases import RELEASES, UnknownRelease, spec
+from slurm_ext.local.render import in_containers, render
+
+runner = CliRunner()
+
+
+def test_checked_in_compose_file_is_the_generated_one() -> None:
+    assert compose.CHECKED_IN.read_text() == compose.compose_text(compose.DEFAULT_NODES)
+
+
+def test_compose_file_shape() -> None:
+    doc = yaml.safe_load(compose.compose_text(3))
+    assert doc["version"] == "2.4"
+    services = doc["services"]
+    assert list(services) == ["init", "mariadb", "slurmdbd", "n1", "n2", "n3", "slurmctld", "login"]
+    for name in ("n1", "n2", "n3", "slurmctld", "login", "slurmdbd", "mariadb"):
+        assert services[name]["hostname"] == name
+        assert "ports" not in services[name]  # nothing published on the host
+    for name in ("n1", "n3", "login"):
+        assert "shared:/shared" in services[name]["volumes"]
+    # the DB secret reaches only the containers that need it
+    holders = {n for n, s in services.items() if any(v.startswith("secret:") for v in s.get("volumes", []))}
+    assert holders == {"init", "mariadb", "slurmdbd"}
+    assert services["init"]["environment"]["NODES"] == "3"
+    with pytest.raises(ValueError):
+        compose.compose_doc(0)
+
+
+def test_container_rendering_uses_the_shared_templates() -> None:
+    cfg = replace(load_config().cluster, nodes=3, db_password="s3cret")
+    conf = render("slurm.conf", cfg, addressing=in_containers(3))
+    assert "SlurmctldHost=slurmctld\n" in conf and "AccountingStorageHost=slurmdbd\n" in conf
+    assert "NodeName=n[1-3] NodeHostname=n[1-3] NodeAddr=n[1-3] " in conf
+    host = render("slurm.conf", cfg)
+    assert (
+        "SlurmctldHost=localhost(127.0.0.1)\n" in host and "NodeHostname=localhost NodeAddr=127.0.0.1" in host
+    )
+    # everything but the addressing is the same as on the host
+    differing = {a.split("=")[0] for a, b in zip(conf.splitlines(), host.splitlines(), strict=True) if a != b}
+    assert differing == {"SlurmctldHost", "AccountingStorageHost", "NodeName"}
+    dbd = render("slurmdbd.conf", cfg, addressing=in_containers(3))
+    assert "DbdHost=slurmdbd\n" in dbd and "StorageHost=mariadb\n" in dbd and "StoragePass=s3cret\n" in dbd
+
+
+def test_image_tags_hash_their_inputs() -> None:
+    rel = spec("24.11")
+    assert images.base_tag(rel).startswith("elastic-slurm-base:trixie-")
+    tag = images.image_tag(rel, images.base_tag(rel), "3.13")
+    assert tag.startswith("elastic-slurm:24.11-") and tag == images.image_tag(
+        rel, images.base_tag(rel), "3.13"
+    )
+    assert tag != images.image_tag(rel, images.base_tag(rel), "3.14")
+    assert images.base_tag(spec("22.05")) != images.base_tag(rel)
+
+
+def test_release_matrix() -> None:
+    assert {r: s.suite for r, s in RELEASES.items()} == {
+        "22.05": "bookworm",
+        "24.11": "trixie",
+        "26.05": "sid",
+    }
+    with pytest.raises(UnknownRelease, match="22.05, 24.11, 26.05"):
+        spec("23.02")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["cluster", "up", "--docker", "--release", "9.9"], "unknown Slurm release '9.9'"),
+        (["cluster", "up", "--docker", "--nodes", "0"], "--nodes must be at least 1"),
+        (["cluster", "up", "--release", "24.11"], "--release needs --docker"),
+        (["cluster", "images", "--release", "1.0"], "unknown Slurm release '1.0'"),
+    ],
+)
+def test_user_mistakes_exit_2_with_one_line(args: list[str], message: str) -> None:
+    r = runner.invoke(app, args)
+    assert r.exit_code == 2, r.output
+    assert r.output.strip().startswith("error: ") and message in r.output
+    assert len(r.output.strip().splitlines()) == 1
+
+
+def test_docker_commands_have_help() -> None:
+    for args in (["cluster", "up"], ["cluster", "down"], ["cluster", "status"], ["cluster", "images"]):
+        r = runner.invoke(app, [*args, "--help"])
+        assert r.exit_code == 0 and "docker" in r.output.lower()
