@@ -176,6 +176,19 @@ def alias(rel: ReleaseSpec) -> str:
     return f"{IMAGE_REPO}:{rel.release}"
 
 
+def _prune(rel: ReleaseSpec, keep: str) -> None:
+    """Remove this release's images of older inputs (best effort: one in use by a container stays)."""
+    res = subprocess.run(
+        ["docker", "images", "--format", "{{.Repository}}:{{.Tag}}", IMAGE_REPO],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    stale = [t for t in res.stdout.split() if t.startswith(f"{IMAGE_REPO}:{rel.release}-") and t != keep]
+    if stale:
+        subprocess.run(["docker", "rmi", *stale], capture_output=True, check=False)
+
+
 def build(release: str, progress: Progress = _quiet) -> BuiltImage:
     """The cluster image of ``release`` (base included), built only if no image has its hash."""
     rel = spec(release)
@@ -197,5 +210,6 @@ def build(release: str, progress: Progress = _quiet) -> BuiltImage:
                 f"docker build {tag}",
             )
         built = True
+        _prune(rel, keep=tag)
     _run(["docker", "tag", tag, alias(rel)], f"docker tag {alias(rel)}")
     return BuiltImage(tag, built or base.built, time.monotonic() - start)

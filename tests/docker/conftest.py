@@ -27,7 +27,7 @@ SHARED = "/shared"
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     skip = pytest.mark.skip(reason="dockerized cluster tests: set ELASTIC_DOCKER=1")
     for item in items:
-        if "docker" in item.keywords and not ENABLED:
+        if item.get_closest_marker("docker") is not None and not ENABLED:
             item.add_marker(skip)
 
 
