@@ -36,7 +36,7 @@ def demo_cmd(
     Part 2: the malleable Flexible Sleep app under the DMR control service: it grows on the idle
     cluster, shrinks so a queued rigid job can start, and finishes with its state intact.
     """
-    from slurm_ext.demo import resize_demo
+    from slurm_ext.demo import resize_demo, wait_until
     from slurm_ext.malleable_demo import malleable_demo
     from slurm_ext.service.controller import STRATEGIES
 
@@ -55,6 +55,8 @@ def demo_cmd(
         resize_demo(slurm, typer.echo)
         if not resize_only:
             typer.secho("== 2. a malleable MPI app under the DMR control service", bold=True)
+            # part 2 needs up to 6 idle nodes; part 1's may still be completing
+            wait_until(lambda: (s := slurm.snapshot()).free >= min(6, s.total_nodes), 60, "idle nodes")
             free = slurm.snapshot().free
             result = malleable_demo(
                 slurm,
