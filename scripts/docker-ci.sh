@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CI for the dockerized cluster: for each Slurm release, build its image (or find it in Docker's image
-# store by the hash of its inputs), bring the compose cluster up, run tests/docker against it, take it
-# down; then print the time each step took. ELASTIC_DOCKER_RELEASES narrows the list.
+# store by the hash of its inputs), bring the compose cluster up, run tests/docker against it (the adapter,
+# MPI across containers, the main demo), take it down; then the same cluster without permit_job_expansion
+# for the expansion switch test. Prints the time each step took. ELASTIC_DOCKER_RELEASES narrows the list.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -30,9 +31,15 @@ for r in $RELEASES; do
   t3=$(now)
   $PY -m slurm_ext cluster down --docker
   t4=$(now)
-  rows+=("$(printf '%-7s %9s %9s %9s %9s' "$r" "$(secs "$t0" "$t1")" "$(secs "$t1" "$t2")" "$(secs "$t2" "$t3")" "$(secs "$t3" "$t4")")")
+  $PY -m slurm_ext cluster up --docker --release "$r" --nodes 4 --no-expansion
+  ELASTIC_DOCKER=1 ELASTIC_DOCKER_RELEASE="$r" ELASTIC_DOCKER_EXPANSION=0 \
+    $PY -m pytest -q -m docker tests/docker -k "expansion or release"
+  $PY -m slurm_ext cluster down --docker
+  t5=$(now)
+  rows+=("$(printf '%-7s %9s %9s %9s %9s %11s' "$r" "$(secs "$t0" "$t1")" "$(secs "$t1" "$t2")" \
+    "$(secs "$t2" "$t3")" "$(secs "$t3" "$t4")" "$(secs "$t4" "$t5")")")
 done
 echo
-printf '%-7s %9s %9s %9s %9s\n' release "build s" "up s" "tests s" "down s"
+printf '%-7s %9s %9s %9s %9s %11s\n' release "build s" "up s" "tests s" "down s" "no-exp s"
 printf '%s\n' "${rows[@]}"
 echo "docker CI took $(secs "$start" "$(now)") s"

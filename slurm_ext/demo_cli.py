@@ -52,7 +52,11 @@ def demo_cmd(
     slurm = SlurmCluster(conf if conf.exists() else None)
     try:
         typer.secho("== 1. resizing a running job through the Slurm adapter", bold=True)
-        resize_demo(slurm, typer.echo)
+        if slurm.expansion_permitted():
+            resize_demo(slurm, typer.echo)
+        else:
+            typer.echo("permit_job_expansion is off: shrinking only (the service grows FS by expander jobs)")
+            resize_demo(slurm, typer.echo, sizes=(2, 1))
         if not resize_only:
             typer.secho("== 2. a malleable MPI app under the DMR control service", bold=True)
             # part 2 needs up to 6 idle nodes; part 1's may still be completing
