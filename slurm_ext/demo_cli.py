@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+from pathlib import Path
+
 import typer
 
 from slurm_ext.config import load_config
@@ -14,6 +18,17 @@ def demo_cmd(
     expand_strategy: str = typer.Option(
         "auto", help="How the service grows FS: merge, expander or auto (merge where Slurm permits it)"
     ),
+    docker: bool = typer.Option(
+        False,
+        "--docker",
+        help="Run the demo in the dockerized cluster's login container (cluster up --docker)",
+    ),
+    service_host: str = typer.Option(
+        "127.0.0.1", help="Address at which the nodes reach the control service this command starts"
+    ),
+    workdir: Path | None = typer.Option(  # noqa: B008
+        None, help="Directory for FS's job script and output, shared with the nodes [default: a temp dir]"
+    ),
 ) -> None:
     """Show elasticity on the local cluster, narrated.
 
@@ -21,21 +36,40 @@ def demo_cmd(
     Part 2: the malleable Flexible Sleep app under the DMR control service: it grows on the idle
     cluster, shrinks so a queued rigid job can start, and finishes with its state intact.
     """
-    from slurm_ext.demo import resize_demo
+    from slurm_ext.demo import resize_demo, wait_until
     from slurm_ext.malleable_demo import malleable_demo
     from slurm_ext.service.controller import STRATEGIES
 
     if expand_strategy not in STRATEGIES:
         typer.secho(f"error: --expand-strategy must be one of {', '.join(STRATEGIES)}", err=True)
         raise typer.Exit(2)
+    if docker:
+        _in_login_container(resize_only, expand_strategy)
+        return
 
-    slurm = SlurmCluster(load_config().cluster.slurm_conf)
+    conf = load_config().cluster.slurm_conf
+    # Where the configured file does not exist (e.g. in a container), Slurm's own default is used.
+    slurm = SlurmCluster(conf if conf.exists() else None)
     try:
         typer.secho("== 1. resizing a running job through the Slurm adapter", bold=True)
-        resize_demo(slurm, typer.echo)
+        if slurm.expansion_permitted():
+            resize_demo(slurm, typer.echo)
+        else:
+            typer.echo("permit_job_expansion is off: shrinking only (the service grows FS by expander jobs)")
+            resize_demo(slurm, typer.echo, sizes=(2, 1))
         if not resize_only:
             typer.secho("== 2. a malleable MPI app under the DMR control service", bold=True)
-            result = malleable_demo(slurm, typer.echo, strategy=expand_strategy)
+            # part 2 needs up to 6 idle nodes; part 1's may still be completing
+            wait_until(lambda: (s := slurm.snapshot()).free >= min(6, s.total_nodes), 60, "idle nodes")
+            free = slurm.snapshot().free
+            result = malleable_demo(
+                slurm,
+                typer.echo,
+                max_nodes=4 if free >= 6 else max(2, free - 2),  # room for a filler and a rigid job
+                strategy=expand_strategy,
+                host=service_host,
+                workdir=workdir,
+            )
             if not result["checksum_ok"]:
                 raise typer.Exit(1)
     except (SlurmError, RuntimeError, TimeoutError) as exc:
@@ -43,3 +77,23 @@ def demo_cmd(
             f"error: {exc} (is the cluster up? `slurm-ext cluster up`)", fg=typer.colors.RED, err=True
         )
         raise typer.Exit(1) from exc
+
+
+def _in_login_container(resize_only: bool, expand_strategy: str) -> None:
+    """``slurm-ext demo`` inside the login container: the repository is mounted there, the nodes reach
+    the service at the container's host name, and FS's files go to the volume every node mounts."""
+    from slurm_ext.containers.cluster import DockerCluster
+    from slurm_ext.containers.compose import SHARED
+
+    cluster = DockerCluster()
+    if cluster.running_release() is None:
+        typer.secho("error: the dockerized cluster is not up (`slurm-ext cluster up --docker`)", err=True)
+        raise typer.Exit(2)
+    args = ["python3", "-m", "slurm_ext", "demo", "--expand-strategy", expand_strategy]
+    args += ["--service-host", "login", "--workdir", SHARED] + (["--resize-only"] if resize_only else [])
+    # working directory: the shared volume (the jobs' too: a resize may write files there)
+    cmd = ["docker", "exec", "-i", "-w", SHARED, cluster.container("login"), *args]
+    typer.echo(
+        f"running in {cluster.container('login')} (Slurm {cluster.running_release()}): {' '.join(args)}"
+    )
+    raise typer.Exit(subprocess.run(cmd, check=False, env=os.environ).returncode)

@@ -38,20 +38,24 @@ def malleable_demo(
     state_mb: int = 256,
     ppn: int = 2,
     strategy: str = "auto",
+    host: str = "127.0.0.1",
+    workdir: Path | None = None,
 ) -> dict:
     """Run the scenario above, narrating it; returns FS's own result (sizes, checksum).
 
     FS runs under ``dmr-run`` with ``ppn`` ranks per node; ``strategy``: how the service grows it.
+    ``host``: the address the nodes reach the service at; ``workdir``: where the job script and its
+    output go (a directory the nodes share, when they are other machines or containers).
     """
     if slurm.snapshot().free < max_nodes + 2:
         raise RuntimeError(f"the demo needs {max_nodes + 2} idle nodes")
     options = ServiceOptions(expand_timeout=5, snapshot_interval=0.5, expand_strategy=strategy)
     ctl = Controller(slurm, DMRPolicy(), options)
-    server = Server(ctl, host="127.0.0.1", port=0)
+    server = Server(ctl, host=host, port=0)
     server.start()
     host, port = server.address
     say(f"control service listening on {host}:{port} (policy dmr, expand strategy {ctl.strategy})")
-    work = Path(tempfile.mkdtemp(prefix="dmr-demo-"))
+    work = Path(tempfile.mkdtemp(prefix="dmr-demo-", dir=workdir))
     script = work / "fs.sh"
     script.write_text(
         "#!/bin/bash\n"

@@ -30,8 +30,11 @@ IMAGE_REPO = "elastic-slurm"
 BASE_REPO = "elastic-slurm-base"
 # Bump when the base recipe below changes (it is part of the base's hash).
 BASE_RECIPE = "minbase+policy-rc.d+no-check-valid-until+v1"
-# PyPI wheels installed in every image (their own MPI: Debian's MPICH cannot join worlds under srun).
-WHEELS = ("mpi4py==4.1.2", "mpich==5.0.2")
+# PyPI wheels installed in every image: MPI (Debian's MPICH cannot join worlds under srun) and what the
+# toolkit itself imports (the repository is mounted into the login and node containers), with their
+# dependencies; python-hostlist has no wheel on PyPI, so it is built here (pure Python).
+WHEELS = ("mpi4py==4.1.2", "mpich==5.0.2", "numpy==2.4.6", "typer==0.29.2")
+PURE_SDISTS = ("python-hostlist==2.3.0",)
 IMAGE_INPUTS = ("Dockerfile", "entrypoint.sh")
 PYTHON_LABEL = "org.elastic-slurm.python"
 WHEEL_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "elastic-slurm" / "wheels"
@@ -136,28 +139,19 @@ def download_wheels(python: str, progress: Progress = _quiet) -> Path:
     """PyPI wheels for ``python`` (pip inside a build cannot verify HTTPS here), cached on the host."""
     dest = WHEEL_CACHE / f"py{python}"
     done = dest / ".complete"
-    if done.is_file() and done.read_text() == "\n".join(WHEELS):
+    wanted = "\n".join(WHEELS + PURE_SDISTS)
+    if done.is_file() and done.read_text() == wanted:
         return dest
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
-    progress(f"pip download {' '.join(WHEELS)} for Python {python}")
+    progress(f"pip download {' '.join(WHEELS + PURE_SDISTS)} for Python {python}")
+    quiet = ["-q", "--disable-pip-version-check"]
+    binary = ["--only-binary=:all:", "--python-version", python]
     _run(
-        [
-            *_pip(),
-            "download",
-            "-q",
-            "--disable-pip-version-check",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--python-version",
-            python,
-            "-d",
-            str(dest),
-            *WHEELS,
-        ],
-        f"pip download for Python {python}",
+        [*_pip(), "download", *quiet, *binary, "-d", str(dest), *WHEELS], f"pip download for Python {python}"
     )
-    done.write_text("\n".join(WHEELS))
+    _run([*_pip(), "wheel", *quiet, "--no-deps", "-w", str(dest), *PURE_SDISTS], "pip wheel")
+    done.write_text(wanted)
     return dest
 
 
@@ -169,11 +163,24 @@ def _pip() -> list[str]:
 
 def image_tag(rel: ReleaseSpec, base: str, python: str) -> str:
     inputs = [(DOCKER_DIR / name).read_bytes() for name in IMAGE_INPUTS]
-    return f"{IMAGE_REPO}:{rel.release}-{_digest(base, python, *WHEELS, *inputs)}"
+    return f"{IMAGE_REPO}:{rel.release}-{_digest(base, python, *WHEELS, *PURE_SDISTS, *inputs)}"
 
 
 def alias(rel: ReleaseSpec) -> str:
     return f"{IMAGE_REPO}:{rel.release}"
+
+
+def _prune(rel: ReleaseSpec, keep: str) -> None:
+    """Remove this release's images of older inputs (best effort: one in use by a container stays)."""
+    res = subprocess.run(
+        ["docker", "images", "--format", "{{.Repository}}:{{.Tag}}", IMAGE_REPO],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    stale = [t for t in res.stdout.split() if t.startswith(f"{IMAGE_REPO}:{rel.release}-") and t != keep]
+    if stale:
+        subprocess.run(["docker", "rmi", *stale], capture_output=True, check=False)
 
 
 def build(release: str, progress: Progress = _quiet) -> BuiltImage:
@@ -197,5 +204,6 @@ def build(release: str, progress: Progress = _quiet) -> BuiltImage:
                 f"docker build {tag}",
             )
         built = True
+        _prune(rel, keep=tag)
     _run(["docker", "tag", tag, alias(rel)], f"docker tag {alias(rel)}")
     return BuiltImage(tag, built or base.built, time.monotonic() - start)

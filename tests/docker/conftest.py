@@ -1,9 +1,10 @@
 """Tests against the dockerized cluster (marker ``docker``): skipped unless ``ELASTIC_DOCKER=1``.
 
-``ELASTIC_DOCKER_RELEASE`` (default 22.05) picks the release. A cluster already up with that release
-is used as it is (``scripts/docker-ci.sh`` starts it, to time the start separately); otherwise the
-session brings one up and takes it down at the end. The adapter runs here on the host and reaches the
-Slurm commands through ``docker exec`` into the login container.
+``ELASTIC_DOCKER_RELEASE`` (default 22.05) picks the release, ``ELASTIC_DOCKER_EXPANSION=0`` a cluster
+without permit_job_expansion. A cluster already up with that release is used as it is
+(``scripts/docker-ci.sh`` starts it, to time the start separately); otherwise the session brings one
+up and takes it down at the end. The adapter runs here on the host and reaches the Slurm commands
+through ``docker exec`` into the login container.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from slurm_ext.slurm import SlurmCluster
 
 ENABLED = os.environ.get("ELASTIC_DOCKER") == "1"
 RELEASE = os.environ.get("ELASTIC_DOCKER_RELEASE", "22.05")
+# ELASTIC_DOCKER_EXPANSION=0: the cluster runs as Slurm ships it, without permit_job_expansion
+EXPANSION = os.environ.get("ELASTIC_DOCKER_EXPANSION", "1") != "0"
 NODES = 4
 SHARED = "/shared"
 
@@ -27,7 +30,7 @@ SHARED = "/shared"
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     skip = pytest.mark.skip(reason="dockerized cluster tests: set ELASTIC_DOCKER=1")
     for item in items:
-        if "docker" in item.keywords and not ENABLED:
+        if item.get_closest_marker("docker") is not None and not ENABLED:
             item.add_marker(skip)
 
 
@@ -46,7 +49,7 @@ def docker_cluster() -> Iterator[DockerCluster]:
     if started:
         if cluster.running_release() is not None:
             cluster.down()
-        cluster.up(RELEASE, NODES)
+        cluster.up(RELEASE, NODES, expansion=EXPANSION)
     yield cluster
     if started:
         cluster.down()

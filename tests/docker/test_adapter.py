@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from slurm_ext.containers.cluster import DockerCluster
-from slurm_ext.errors import InvalidRequest, JobNotFound
+from slurm_ext.errors import InvalidRequest, JobNotFound, SlurmError
 from slurm_ext.model import NodeState
 from slurm_ext.slurm import SlurmCluster
 
-from .conftest import NODES, RELEASE, Jobs, wait
+from .conftest import EXPANSION, NODES, RELEASE, Jobs, wait
 
 pytestmark = pytest.mark.docker
 
@@ -60,6 +60,18 @@ def test_merge_grows_the_job_by_node_count(slurm: SlurmCluster, jobs: Jobs) -> N
     assert slurm.job(job_id).node_count == 2
     slurm.expand(job_id, 4, timeout=20)  # a second resize of the same job
     assert len(slurm.job(job_id).nodes) == 4
+
+
+def test_expansion_switch(slurm: SlurmCluster, jobs: Jobs) -> None:
+    assert slurm.expansion_permitted() is EXPANSION
+    if EXPANSION:
+        return
+    job_id = jobs.submit(1)
+    jobs.wait_running(job_id)
+    with pytest.raises(SlurmError, match="not supported"):  # as Slurm ships: no in-place growth
+        slurm.expand(job_id, 2, timeout=5)
+    assert slurm.job(job_id).node_count == 1
+    assert not [j for j in slurm.snapshot().jobs if j.name.startswith("resizer-for-")]
 
 
 def test_mpi_two_containers_two_ranks_each(docker_cluster: DockerCluster, jobs: Jobs) -> None:

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# CI for the dockerized cluster: for each Slurm release, build its image (or find it in Docker's image
+# store by the hash of its inputs), bring the compose cluster up, run tests/docker against it (the adapter,
+# MPI across containers, the main demo), take it down; then the same cluster without permit_job_expansion
+# for the expansion switch test. Prints the time each step took. ELASTIC_DOCKER_RELEASES narrows the list.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+RELEASES=${ELASTIC_DOCKER_RELEASES:-"22.05 24.11 26.05"}
+
+if ! command -v debootstrap >/dev/null; then
+  echo "docker-ci: apt-get install debootstrap"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+fi
+down() { $PY -m slurm_ext cluster down --docker >/dev/null 2>&1 || true; }
+down  # the remains of an interrupted run
+trap down EXIT
+
+now() { date +%s%N; }
+secs() { local d=$(( ($2 - $1) / 100000000 )); printf '%d.%d' $(( d / 10 )) $(( d % 10 )); }
+start=$(now)
+rows=()
+for r in $RELEASES; do
+  echo "=== Slurm $r ==="
+  t0=$(now)
+  $PY -m slurm_ext cluster images --release "$r"
+  t1=$(now)
+  $PY -m slurm_ext cluster up --docker --release "$r" --nodes 4
+  t2=$(now)
+  ELASTIC_DOCKER=1 ELASTIC_DOCKER_RELEASE="$r" $PY -m pytest -q -m docker tests/docker
+  t3=$(now)
+  $PY -m slurm_ext cluster down --docker
+  t4=$(now)
+  $PY -m slurm_ext cluster up --docker --release "$r" --nodes 4 --no-expansion
+  ELASTIC_DOCKER=1 ELASTIC_DOCKER_RELEASE="$r" ELASTIC_DOCKER_EXPANSION=0 \
+    $PY -m pytest -q -m docker tests/docker -k "expansion or release"
+  $PY -m slurm_ext cluster down --docker
+  t5=$(now)
+  rows+=("$(printf '%-7s %9s %9s %9s %9s %11s' "$r" "$(secs "$t0" "$t1")" "$(secs "$t1" "$t2")" \
+    "$(secs "$t2" "$t3")" "$(secs "$t3" "$t4")" "$(secs "$t4" "$t5")")")
+done
+echo
+printf '%-7s %9s %9s %9s %9s %11s\n' release "build s" "up s" "tests s" "down s" "no-exp s"
+printf '%s\n' "${rows[@]}"
+echo "docker CI took $(secs "$start" "$(now)") s"
