@@ -26,8 +26,15 @@ Say = Callable[[str], None]
 
 
 def _size(slurm: SlurmCluster, job_id: int) -> tuple[str, int, str]:
-    job = slurm.snapshot().job(job_id)
-    return ("GONE", 0, "") if job is None else (job.state.value, job.node_count, ",".join(job.nodes))
+    """(state, nodes, node names) of a job, with the nodes of its running expander jobs (the expander
+    strategy grows an application by a second job, not by its own)."""
+    snap = slurm.snapshot()
+    job = snap.job(job_id)
+    if job is None:
+        return ("GONE", 0, "")
+    nodes = list(job.nodes)
+    nodes += [n for j in snap.running if j.name == f"{EXPANDER_PREFIX}{job_id}" for n in j.nodes]
+    return (job.state.value, len(nodes) if job.is_running else job.node_count, ",".join(nodes))
 
 
 def malleable_demo(
