@@ -19,46 +19,23 @@ import time
 
 import numpy as np
 
+from apps.common import check_args, parser, planned
+
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="fs", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--steps", type=int, default=10, help="number of steps (default 10)")
+    ap = parser("fs", __doc__.split("\n\n")[0])
     ap.add_argument("--step-seconds", type=float, default=1.0, help="a step on 1 rank, s (default 1.0)")
     ap.add_argument("--state-mb", type=float, default=64, help="total state in MiB (default 64)")
-    ap.add_argument("--min", dest="min_procs", type=int, default=1, help="minimum ranks (default 1)")
-    ap.add_argument("--max", dest="max_procs", type=int, default=4, help="maximum ranks (default 4)")
-    ap.add_argument("--factor", type=int, default=2, help="resize factor (default 2)")
-    ap.add_argument("--preferred", type=int, default=None, help="preferred ranks (default none)")
-    ap.add_argument("--async", dest="asynchronous", action="store_true", help="use icheck_status")
-    ap.add_argument(
-        "--plan",
-        default="",
-        help="sizes to ask for, as STEP:RANKS,... (from STEP on, ask for exactly RANKS: min=max=RANKS); "
-        "e.g. 1:4,3:8,5:2 (default: none, the policy decides within --min/--max)",
-    )
     ap.add_argument(
         "--join-delay",
         type=float,
         default=0.0,
         help="ranks started by an expansion wait this long first (tests)",
     )
-    args = ap.parse_args(argv)
-    try:
-        args.plan = sorted((int(a), int(b)) for a, b in (x.split(":") for x in args.plan.split(",") if x))
-    except ValueError:
-        ap.error(f"--plan must be STEP:RANKS,... with integers, got {args.plan!r}")
+    args = check_args(ap, ap.parse_args(argv))
+    if args.step_seconds < 0 or args.state_mb < 0 or args.join_delay < 0:
+        ap.error("--step-seconds, --state-mb and --join-delay must be >= 0")
     return args
-
-
-def planned(plan: list[tuple[int, int]], step: int, current: int) -> tuple[int, int, int] | None:
-    """(min, max, factor) asking for exactly the planned size at ``step`` (None: no plan yet)."""
-    wanted = [ranks for at, ranks in plan if at <= step]
-    if not wanted:
-        return None
-    n = wanted[-1]
-    big, small = max(n, current), min(n, current)
-    factor = big // small if big % small == 0 and big > small else 2
-    return n, n, factor
 
 
 def initial_block(rank: int, size: int, words: int) -> np.ndarray:

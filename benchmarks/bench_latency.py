@@ -1,9 +1,11 @@
 """DMR latency on the local cluster, beside paper 002 (same as `slurm-ext bench latency`).
 
-python benchmarks/bench_latency.py [--json] [--resizes 20] [--state-mb 1024]
+python benchmarks/bench_latency.py [--strategy merge|expander] [--cycles 10] [--json]
 """
 
-from slurm_ext.service.latency import main
+import typer
+
+from slurm_ext.bench.latency import latency_cmd
 
 if __name__ == "__main__":
-    main()
+    typer.run(latency_cmd)

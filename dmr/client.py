@@ -7,7 +7,6 @@ If the service cannot be reached, the call answers ``None`` (the runtime turns t
 
 from __future__ import annotations
 
-import socket
 import time
 import warnings
 
@@ -102,9 +101,12 @@ class ServiceClient:
 def send_ack(address: tuple[str, int], job_id: int, token: str, rank: int, timeout: float = 10.0) -> bool:
     """A leaving rank tells the service it is done with MPI (one short connection)."""
     try:
-        with socket.create_connection(address, timeout=timeout) as sock:
-            conn = p.Connection(sock)
+        conn = p.Connection.connect(address, timeout=timeout)
+        try:
+            conn.settimeout(timeout)
             reply = conn.request(p.Ack(job_id=job_id, token=token, rank=rank))
             return isinstance(reply, p.Done) and reply.ok
+        finally:
+            conn.close()
     except (OSError, p.ProtocolError):
         return False

@@ -109,5 +109,6 @@ class Malleable:
         for name in state["names"]:
             self.arrays[name] = handle.redistribute(self.arrays.get(name))
         handle.finish(exit=True)
+        self.runtime.step_started = time.perf_counter()  # the next step's time excludes the resize
         took = time.perf_counter() - self._t0
         self.history.append((self.step, handle.action.value, handle.old_size, handle.new_size, took))

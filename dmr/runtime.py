@@ -21,6 +21,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -105,6 +106,8 @@ class Runtime:
     def __init__(self, comm: MPI.Intracomm | None = None, settings: Settings | None = None) -> None:
         self.settings = settings or Settings.from_env()
         self.joining: Reconfiguration | None = None
+        self.step_started: float | None = None  # when the current step began (reset after a resize)
+        self.last_step: float | None = None
         self.job_id = _job_id()  # the application's job (an expander job's ranks learn it on joining)
         self.agent = ""  # host:port:key of the application's agent ("" if none)
         self._agent_client: AgentClient | None = None
@@ -229,10 +232,15 @@ class Runtime:
     ) -> tuple[Action, int, Reconfiguration | None]:
         validate(min_procs, max_procs, factor, preferred, self.size)
         self.calls += 1
+        now = time.perf_counter()
+        # the last step's compute time at this size (since the previous check, or since the last
+        # resize was carried out: see ``step_started``), for the service's efficiency feedback
+        self.last_step = None if self.step_started is None else now - self.step_started
         decision: p.Decision | None = None
         if self.rank == 0:
             decision = self._ask(min_procs, max_procs, factor, preferred, asynchronous)
         msg = self.comm.bcast(None if decision is None else decision.to_dict(), root=0)
+        self.step_started = time.perf_counter()
         if msg is None or msg["action"] == Action.NONE:
             return Action.NONE, self.size, None
         if msg["action"] == Action.EXPAND:
@@ -276,6 +284,7 @@ class Runtime:
             factor=factor,
             preferred=None if preferred is None else preferred // ppn,
             nodes=nodes,
+            step_seconds=None if self.last_step is None else round(self.last_step, 6),
             groups=[g.to_dict() for g in self.world.groups],
             agent=self.agent,
             python=sys.executable,

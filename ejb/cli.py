@@ -55,7 +55,7 @@ Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output o
 
 def _fail(message: str) -> typer.Exit:
     typer.echo(f"error: {message}", err=True)
-    return typer.Exit(1)
+    return typer.Exit(2)  # a user mistake, as in slurm-ext
 
 
 def _params(

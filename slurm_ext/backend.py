@@ -11,6 +11,25 @@ from typing import Protocol, runtime_checkable
 
 from slurm_ext.model import Snapshot
 
+# Helper jobs the service submits carry the id of the job they serve in their name, so a
+# restarted service (or a sweep) can tell whose they are from the queue alone.
+RESIZER_PREFIX = "resizer-for-"
+EXPANDER_PREFIX = "expander-for-"
+
+
+def resizer_name(job_id: int) -> str:
+    return f"{RESIZER_PREFIX}{job_id}"
+
+
+def expander_name(job_id: int) -> str:
+    return f"{EXPANDER_PREFIX}{job_id}"
+
+
+def served_job(name: str, prefix: str) -> int | None:
+    """The job a helper job named ``<prefix><id>`` serves, or None."""
+    tail = name.removeprefix(prefix)
+    return int(tail) if tail != name and tail.isdigit() else None
+
 
 @dataclass(frozen=True)
 class JobRequest:

@@ -21,9 +21,10 @@ app.command("compare")(compare_cmd)
 from slurm_ext.demo_cli import demo_cmd  # noqa: E402
 
 app.command("demo")(demo_cmd)
-from slurm_ext.service.cli import serve_cmd  # noqa: E402
+from slurm_ext.service.cli import events_cmd, serve_cmd  # noqa: E402
 
 app.command("serve")(serve_cmd)
-from slurm_ext.service.latency import bench_app  # noqa: E402
+app.command("events")(events_cmd)
+from slurm_ext.bench import bench_app  # noqa: E402
 
 app.add_typer(bench_app, name="bench")

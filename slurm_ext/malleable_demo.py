@@ -14,27 +14,21 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from slurm_ext.backend import JobRequest
+from slurm_ext.backend import EXPANDER_PREFIX, RESIZER_PREFIX, JobRequest
 from slurm_ext.demo import wait_until
 from slurm_ext.policies.dmr import DMRPolicy
 from slurm_ext.service import Controller, Server, ServiceOptions
+from slurm_ext.service.controller import fold_expanders
 from slurm_ext.slurm import SlurmCluster
-from slurm_ext.slurm.adapter import EXPANDER_PREFIX, RESIZER_PREFIX
 
 FS_APP = Path(__file__).resolve().parent.parent / "apps" / "fs.py"
 Say = Callable[[str], None]
 
 
 def _size(slurm: SlurmCluster, job_id: int) -> tuple[str, int, str]:
-    """(state, nodes, node names) of a job, with the nodes of its running expander jobs (the expander
-    strategy grows an application by a second job, not by its own)."""
-    snap = slurm.snapshot()
-    job = snap.job(job_id)
-    if job is None:
-        return ("GONE", 0, "")
-    nodes = list(job.nodes)
-    nodes += [n for j in snap.running if j.name == f"{EXPANDER_PREFIX}{job_id}" for n in j.nodes]
-    return (job.state.value, len(nodes) if job.is_running else job.node_count, ",".join(nodes))
+    """State, node count and nodes of a job, counting the nodes of its expander jobs as its own."""
+    job = fold_expanders(slurm.snapshot()).job(job_id)
+    return ("GONE", 0, "") if job is None else (job.state.value, job.node_count, ",".join(job.nodes))
 
 
 def malleable_demo(

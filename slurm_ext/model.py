@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
+from typing import ClassVar
 
 
 class JobState(StrEnum):
@@ -71,6 +72,28 @@ class MalleableSpec:
                 f"preferred ({self.preferred}) outside [min_nodes, max_nodes] = "
                 f"[{self.min_nodes}, {self.max_nodes}]"
             )
+
+    # Declared at submission in a field Slurm keeps: `sbatch --comment "dmr:min=1,max=8,factor=2"`
+    # (`preferred=N` optional; other text in the comment is left alone).
+    COMMENT_TAG: ClassVar[str] = "dmr:"
+
+    @classmethod
+    def from_comment(cls, comment: str) -> MalleableSpec | None:
+        """The spec a job's ``--comment`` declares, or None (no declaration, or not a valid one)."""
+        for word in comment.replace(";", " ").split():
+            if not word.startswith(cls.COMMENT_TAG):
+                continue
+            try:
+                kv = dict(item.split("=", 1) for item in word[len(cls.COMMENT_TAG) :].split(",") if item)
+                return cls(int(kv["min"]), int(kv["max"]), int(kv.get("factor", 2)),
+                           int(kv["preferred"]) if "preferred" in kv else None)  # fmt: skip
+            except (KeyError, ValueError):
+                return None
+        return None
+
+    def to_comment(self) -> str:
+        pref = "" if self.preferred is None else f",preferred={self.preferred}"
+        return f"{self.COMMENT_TAG}min={self.min_nodes},max={self.max_nodes},factor={self.factor}{pref}"
 
     def sizes(self, current: int) -> list[int]:
         """Sizes reachable from ``current`` by multiplying/dividing by ``factor``, ascending."""

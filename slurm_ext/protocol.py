@@ -15,7 +15,8 @@ Requests (runtime -> service)
                   hosting the group, the application's own or an expander job), ``agent``
                   (``host:port:key`` of the application's agent, empty if it has none: then
                   it cannot grow), ``python`` (the interpreter expander jobs start the agent
-                  with). Answer: ``decision``.
+                  with), ``step_seconds`` (its last step's compute time at this size, or null:
+                  the service's efficiency feedback). Answer: ``decision``.
 ``commit``        rank 0 after an expansion: ``job_id``, ``token``, ``ok``. With ``ok`` false
                   the resize is cancelled: after an expand (the new groups did not join, or an
                   asynchronous answer nobody acted on) the service gives the new nodes back
@@ -42,155 +43,203 @@ Responses (service -> runtime)
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import shutil
 import socket
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any, ClassVar
+import subprocess
+from typing import Annotated, Any, ClassVar
 
-VERSION = 2  # 2: groups (cross-job worlds) replace floor/levels
+import msgspec
+
+VERSION = 3  # 3: typed and bounded messages, "auth"; 2: groups (cross-job worlds) replace floor/levels
 DEFAULT_PORT = 7117  # conf/elastic.yaml service.port
-MAX_LINE = 1 << 20
+MAX_LINE = 1 << 20  # longer lines are answered with one error, then the connection is closed
+
+MAX_NODES = 100_000  # no message names more nodes than this; the controller checks the cluster's own size
+MAX_ID = 2**32 - 1  # Slurm job ids and ranks are 32-bit
 
 ACTION_EXPAND = "expand"
 ACTION_SHRINK = "shrink"
 ACTION_NONE = "none"
 ACTIONS = (ACTION_EXPAND, ACTION_SHRINK, ACTION_NONE)
 
+JobId = Annotated[int, msgspec.Meta(ge=0, le=MAX_ID)]
+Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_NODES)]
+Rank = Annotated[int, msgspec.Meta(ge=-1, le=MAX_ID)]
+Name = Annotated[str, msgspec.Meta(max_length=256)]
+Text = Annotated[str, msgspec.Meta(max_length=4096)]
+NodeList = Annotated[list[Name], msgspec.Meta(max_length=MAX_NODES)]
+
 
 class ProtocolError(ValueError):
     """A message that is not valid JSON, not an object, of another version or of unknown type."""
 
 
-@dataclass(slots=True)
-class Message:
-    """Base of every message; ``type`` is a class constant."""
+class Message(msgspec.Struct, tag_field="type", kw_only=True):
+    """Base of every message: ``v`` and ``type`` (the class's tag) on the wire."""
 
     TYPE: ClassVar[str] = ""
+    v: int = VERSION
 
     def to_dict(self) -> dict[str, Any]:
-        return {"v": VERSION, "type": self.TYPE, **asdict(self)}
+        return json.loads(self.encode())
 
     def encode(self) -> bytes:
-        return (json.dumps(self.to_dict(), separators=(",", ":")) + "\n").encode()
+        return _ENCODER.encode(self) + b"\n"
 
 
-@dataclass(slots=True)
-class Check(Message):
-    TYPE: ClassVar[str] = "check"
-    job_id: int
-    current: int
-    min: int
-    max: int
-    factor: int = 2
-    preferred: int | None = None
-    nodes: list[str] = field(default_factory=list)
-    groups: list[dict[str, Any]] = field(default_factory=list)
-    agent: str = ""
-    python: str = ""
+class GroupInfo(msgspec.Struct, forbid_unknown_fields=False):
+    """One group of an application's ranks (see ``dmr/world.py``): the job hosting it and its nodes."""
+
+    tag: Name
+    job_id: JobId
+    nodes: NodeList
+    size: Count
 
 
-@dataclass(slots=True)
-class Commit(Message):
-    TYPE: ClassVar[str] = "commit"
-    job_id: int
-    token: str
+class Check(Message, tag="check", kw_only=False):
+    job_id: JobId
+    current: Count
+    min: Count
+    max: Count
+    factor: Annotated[int, msgspec.Meta(ge=1, le=MAX_NODES)] = 2
+    preferred: Count | None = None
+    nodes: NodeList = msgspec.field(default_factory=list)
+    step_seconds: Annotated[float, msgspec.Meta(ge=0, le=1e7)] | None = None  # the last step, at ``current``
+    groups: Annotated[list[GroupInfo], msgspec.Meta(max_length=MAX_NODES)] = msgspec.field(
+        default_factory=list
+    )
+    agent: Name = ""
+    python: Text = ""
+
+    def __post_init__(self) -> None:  # built in code from plain dicts too
+        self.groups = [g if isinstance(g, GroupInfo) else msgspec.convert(g, GroupInfo) for g in self.groups]
+
+
+class Commit(Message, tag="commit", kw_only=False):
+    job_id: JobId
+    token: Name
     ok: bool = True
 
 
-@dataclass(slots=True)
-class ShrinkReady(Message):
-    TYPE: ClassVar[str] = "shrink_ready"
-    job_id: int
-    token: str
-    acks: int
+class ShrinkReady(Message, tag="shrink_ready", kw_only=False):
+    job_id: JobId
+    token: Name
+    acks: Count
 
 
-@dataclass(slots=True)
-class Ack(Message):
-    TYPE: ClassVar[str] = "ack"
-    job_id: int
-    token: str
-    rank: int = -1
+class Ack(Message, tag="ack", kw_only=False):
+    job_id: JobId
+    token: Name
+    rank: Rank = -1
 
 
-@dataclass(slots=True)
-class Ping(Message):
-    TYPE: ClassVar[str] = "ping"
+class Auth(Message, tag="auth", kw_only=False):
+    """First message on a connection from another host: a MUNGE credential naming the sender."""
+
+    credential: Annotated[str, msgspec.Meta(max_length=8192)]
 
 
-@dataclass(slots=True)
-class StatusRequest(Message):
-    TYPE: ClassVar[str] = "status"
+class Ping(Message, tag="ping"):
+    pass
 
 
-@dataclass(slots=True)
-class Decision(Message):
-    TYPE: ClassVar[str] = "decision"
+class StatusRequest(Message, tag="status"):
+    pass
+
+
+class Decision(Message, tag="decision", kw_only=False):
     action: str = ACTION_NONE
     new_size: int = 0
-    nodes: list[str] = field(default_factory=list)
+    nodes: list[str] = msgspec.field(default_factory=list)
     token: str = ""
     reason: str = ""
     groups: int = 0
-    launch: list[str] = field(default_factory=list)
+    launch: list[str] = msgspec.field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.action not in ACTIONS:
-            raise ProtocolError(f"unknown action {self.action!r}; valid: {', '.join(ACTIONS)}")
+            raise msgspec.ValidationError(f"unknown action {self.action!r}; valid: {', '.join(ACTIONS)}")
 
 
-@dataclass(slots=True)
-class Done(Message):
-    TYPE: ClassVar[str] = "done"
+class Done(Message, tag="done", kw_only=False):
     ok: bool = True
     reason: str = ""
-    nodes: list[str] = field(default_factory=list)
+    nodes: list[str] = msgspec.field(default_factory=list)
 
 
-@dataclass(slots=True)
-class Pong(Message):
-    TYPE: ClassVar[str] = "pong"
+class Pong(Message, tag="pong"):
+    pass
 
 
-@dataclass(slots=True)
-class Status(Message):
-    TYPE: ClassVar[str] = "status"
-    in_flight: dict[str, str] = field(default_factory=dict)
-    counters: dict[str, int] = field(default_factory=dict)
+class Status(Message, tag="status", kw_only=False):
+    in_flight: dict[str, str] = msgspec.field(default_factory=dict)
+    counters: dict[str, int] = msgspec.field(default_factory=dict)
 
 
-@dataclass(slots=True)
-class Error(Message):
-    TYPE: ClassVar[str] = "error"
+class Error(Message, tag="error", kw_only=False):
     message: str = ""
 
 
-REQUESTS: dict[str, type[Message]] = {
-    m.TYPE: m for m in (Check, Commit, ShrinkReady, Ack, Ping, StatusRequest)
+_REQUEST_TYPES = (Check, Commit, ShrinkReady, Ack, Auth, Ping, StatusRequest)
+_RESPONSE_TYPES = (Decision, Done, Pong, Status, Error)
+for _m in (*_REQUEST_TYPES, *_RESPONSE_TYPES):
+    _m.TYPE = str(_m.__struct_config__.tag)
+REQUESTS: dict[str, type[Message]] = {m.TYPE: m for m in _REQUEST_TYPES}
+RESPONSES: dict[str, type[Message]] = {m.TYPE: m for m in _RESPONSE_TYPES}
+_ENCODER = msgspec.json.Encoder()
+_DECODERS = {
+    id(REQUESTS): msgspec.json.Decoder(
+        _REQUEST_TYPES[0]
+        | _REQUEST_TYPES[1]
+        | _REQUEST_TYPES[2]  # type: ignore[operator]
+        | _REQUEST_TYPES[3]
+        | _REQUEST_TYPES[4]
+        | _REQUEST_TYPES[5]
+        | _REQUEST_TYPES[6]
+    ),  # fmt: skip
+    id(RESPONSES): msgspec.json.Decoder(Decision | Done | Pong | Status | Error),
 }
-RESPONSES: dict[str, type[Message]] = {m.TYPE: m for m in (Decision, Done, Pong, Status, Error)}
+
+
+class _Header(msgspec.Struct):
+    """What every message has, read on its own to explain a message that failed to decode."""
+
+    v: Any = None
+    type: Any = None
+
+
+_HEADER = msgspec.json.Decoder(_Header)
 
 
 def decode(line: bytes | str, table: dict[str, type[Message]]) -> Message:
     """Parse one line into a message of ``table``; raises :class:`ProtocolError` with a one-line reason."""
+    if len(line) > MAX_LINE:
+        raise ProtocolError(f"message longer than {MAX_LINE} bytes")
     try:
-        obj = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ProtocolError(f"not JSON: {exc}") from None
-    if not isinstance(obj, dict):
-        raise ProtocolError("message is not a JSON object")
-    version = obj.pop("v", None)
-    if version != VERSION:
-        raise ProtocolError(f"protocol version {version!r} not supported (this side speaks {VERSION})")
-    kind = obj.pop("type", None)
-    cls = table.get(kind)  # type: ignore[arg-type]
-    if cls is None:
-        raise ProtocolError(f"unknown message type {kind!r}; valid: {', '.join(table)}")
-    known = {f.name for f in fields(cls)}
+        msg = _DECODERS[id(table)].decode(line)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
+        raise ProtocolError(_explain(line, table, exc)) from None
+    if msg.v != VERSION:
+        raise ProtocolError(f"protocol version {msg.v!r} not supported (this side speaks {VERSION})")
+    return msg
+
+
+def _explain(line: bytes | str, table: dict[str, type[Message]], exc: Exception) -> str:
+    """A one-line reason for a message that failed to decode: version and type first, then the field."""
     try:
-        return cls(**{k: v for k, v in obj.items() if k in known})
-    except TypeError as exc:
-        raise ProtocolError(f"bad {kind} message: {exc}") from None
+        head = _HEADER.decode(line)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        if isinstance(exc, msgspec.ValidationError):  # valid JSON, but not an object
+            return "message is not a JSON object"
+        return f"not JSON: {str(exc)[:200]}"
+    version, kind = head.v, head.type
+    if type(version) is not int or version != VERSION:
+        return f"protocol version {str(version)[:20]!r} not supported (this side speaks {VERSION})"
+    if not isinstance(kind, str) or kind not in table:
+        return f"unknown message type {str(kind)[:40]!r}; valid: {', '.join(table)}"
+    return f"bad {kind} message: {str(exc)[:300]}"
 
 
 def decode_request(line: bytes | str) -> Message:
@@ -222,8 +271,15 @@ class Connection:
 
     @classmethod
     def connect(cls, address: tuple[str, int], timeout: float = 2.0) -> Connection:
+        """Connect; to a service on another host, prove who we are with a MUNGE credential first."""
         sock = socket.create_connection(address, timeout=timeout)
-        return cls(sock)
+        conn = cls(sock)
+        if not is_loopback(sock.getpeername()[0]) and (credential := munge_credential()) is not None:
+            reply = conn.request(Auth(credential=credential))
+            if isinstance(reply, Error):
+                conn.close()
+                raise ConnectionRefusedError(f"the service refused our MUNGE credential: {reply.message}")
+        return conn
 
     def send(self, msg: Message) -> None:
         self.sock.sendall(msg.encode())
@@ -249,3 +305,23 @@ class Connection:
             self._reader.close()
         finally:
             self.sock.close()
+
+
+def munge_credential(timeout: float = 5.0) -> str | None:
+    """A fresh MUNGE credential for this process's user (``munge -n``), or None without munge."""
+    munge = shutil.which("munge")
+    if munge is None:
+        return None
+    try:
+        res = subprocess.run([munge, "-n"], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    return res.stdout.strip() if res.returncode == 0 else None
+
+
+def is_loopback(host: str) -> bool:
+    """A service on this host knows a loopback peer from the kernel; others need ``auth``."""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import pwd
+import subprocess
 from collections.abc import Iterator
 
 import pytest
@@ -31,3 +33,18 @@ def local_cluster() -> Iterator[LocalCluster]:
     yield cluster
     if started:
         cluster.down()
+
+
+OTHER_USER = "elastic-test"
+
+
+@pytest.fixture(scope="session")
+def other_user() -> str:
+    """A second, unprivileged Unix user (created if missing; needs root)."""
+    if os.geteuid() != 0:
+        pytest.skip("creating a second user needs root")
+    try:
+        pwd.getpwnam(OTHER_USER)
+    except KeyError:
+        subprocess.run(["useradd", "--no-create-home", "--shell", "/bin/sh", OTHER_USER], check=True)
+    return OTHER_USER

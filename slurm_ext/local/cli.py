@@ -8,7 +8,7 @@ import typer
 
 from slurm_ext.config import ConfigError, load_config
 from slurm_ext.local import docker_cli
-from slurm_ext.local.cluster import ClusterError, LocalCluster
+from slurm_ext.local.cluster import ClusterError, LocalCluster, UsageError
 from slurm_ext.local.daemons import DaemonError
 from slurm_ext.local.prereqs import PrerequisiteError
 
@@ -36,9 +36,9 @@ def _cluster() -> LocalCluster:
         raise  # unreachable
 
 
-def _fail(message: str) -> None:
+def _fail(message: str, code: int = 1) -> None:
     typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(1)
+    raise typer.Exit(code)
 
 
 def _progress(message: str) -> None:
@@ -77,6 +77,8 @@ def up(
     cluster = _cluster()
     try:
         report = cluster.up(nodes, progress=_progress, expansion=expansion, cpus_per_node=cpus_per_node)
+    except UsageError as exc:
+        _fail(str(exc), code=2)
     except (PrerequisiteError, ClusterError, DaemonError) as exc:
         _fail(str(exc))
     if report.already_running:

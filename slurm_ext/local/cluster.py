@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import secrets
 import shutil
 import subprocess
 import time
@@ -26,6 +28,16 @@ from slurm_ext.local.render import render, write_configs
 
 MUNGE_SOCKET_DIR = Path("/run/munge")
 MUNGE_PIDFILE = MUNGE_SOCKET_DIR / "munged.pid"
+# Local clusters (each its own state dir) sharing the host's munged: the last one down stops it,
+# and only if one of them started it.
+MUNGE_USERS = MUNGE_SOCKET_DIR / "elastic-slurm.users"
+MUNGE_STARTED = MUNGE_SOCKET_DIR / "elastic-slurm.started"
+MAX_NODES = 128
+# What slurmdbd does to its own database (tables, indexes, its stored procedures), nothing more.
+DB_PRIVILEGES = (
+    "SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER, LOCK TABLES, "
+    "CREATE TEMPORARY TABLES, CREATE ROUTINE, ALTER ROUTINE, EXECUTE"
+)  # each node is a slurmd process on this host
 # Debian's Slurm reads /etc/slurm/slurm.conf when SLURM_CONF is unset; we link it there (if free)
 # so that plain `sinfo`, `sbatch` and MPI's srun inside jobs find the local cluster.
 SYSTEM_SLURM_CONF = Path("/etc/slurm/slurm.conf")
@@ -36,6 +48,10 @@ _SERVING = {"idle", "allocated", "mixed", "completing", "planned"}
 
 class ClusterError(RuntimeError):
     """The local cluster cannot be brought up, or is in a state that needs the user's attention."""
+
+
+class UsageError(ClusterError):
+    """A bad argument (exit code 2 on the command line)."""
 
 
 @dataclass(frozen=True)
@@ -106,12 +122,12 @@ class LocalCluster:
         ``cpus_per_node``: CPUs of each node (None: the configuration's value).
         """
         if nodes is not None:
-            if nodes < 1:
-                raise ClusterError(f"--nodes must be at least 1, got {nodes}")
+            if not 1 <= nodes <= MAX_NODES:
+                raise UsageError(f"--nodes must be between 1 and {MAX_NODES} (one slurmd each), got {nodes}")
             self.cfg = replace(self.cfg, nodes=nodes)
         if cpus_per_node is not None:
             if cpus_per_node < 1:
-                raise ClusterError(f"--cpus-per-node must be at least 1, got {cpus_per_node}")
+                raise UsageError(f"--cpus-per-node must be at least 1, got {cpus_per_node}")
             self.cfg = replace(self.cfg, cpus_per_node=cpus_per_node)
         if expansion is not None:
             self.cfg = replace(self.cfg, expansion=expansion)
@@ -139,6 +155,19 @@ class LocalCluster:
                 0.3,
             )
             return UpReport(running_nodes, time.monotonic() - start, already_running=True)
+        # Partly running (a daemon died under a live cluster): restart only what stopped, keeping jobs.
+        # Nothing running (a reboot, a stale registry): a clean start below.
+        partly = any(d.running() for d in registered if d.name != "munged")
+        if partly and running_nodes == self.cfg.nodes and not self._config_differs():
+            restarted = self._restart_missing(registered, progress)
+            progress(f"restarted what had stopped: {', '.join(restarted)}")
+            wait_for(
+                lambda: sum(s in _SERVING for s in self.node_states()) >= running_nodes,
+                timeout,
+                f"{running_nodes} responding nodes (see {self.dir}/log)",
+                0.3,
+            )
+            return UpReport(running_nodes, time.monotonic() - start, already_running=True)
         if registered:
             progress("cleaning up a partly running cluster from an earlier start")
             self._stop_all(registered, progress)
@@ -147,6 +176,8 @@ class LocalCluster:
         started: list[Daemon] = []
         try:
             self._prepare_dirs()
+            if not self.cfg.db_password:
+                self.cfg = replace(self.cfg, db_password=self._db_secret())
             write_configs(self.cfg)
             self._link_system_conf()
             self._start_munge(started, progress)
@@ -160,6 +191,7 @@ class LocalCluster:
             progress("start-up failed: stopping what was started")
             self._stop_all(started, progress)
             self.registry.clear()
+            self._release_munge(progress)
             raise
         return UpReport(self.cfg.nodes, time.monotonic() - start, already_running=False)
 
@@ -181,6 +213,18 @@ class LocalCluster:
             (self.dir / "spool" / node).mkdir(exist_ok=True)
             (self.dir / "tmp" / node).mkdir(exist_ok=True)
 
+    def _db_secret(self) -> str:
+        """This cluster's accounting DB password: made at the first start, kept mode 600."""
+        path = self.dir / "etc" / "db-password"
+        try:
+            return path.read_text().strip()
+        except FileNotFoundError:
+            secret = secrets.token_urlsafe(24)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secret + "\n")
+            return secret
+
     def _link_system_conf(self) -> None:
         link = SYSTEM_SLURM_CONF
         if not link.exists():  # free, or a dangling link left by a cluster that is gone
@@ -192,12 +236,16 @@ class LocalCluster:
         return run_quiet(["bash", "-c", "munge -n </dev/null | unmunge >/dev/null"])
 
     def _start_munge(self, started: list[Daemon], progress: Progress) -> None:
-        if self._munge_works():
-            progress("munged: already running, reused (and left running by `down`)")
-            return
-        progress("starting munged")
+        """Use the host's munged, starting it if none runs; never registered as this cluster's own
+        daemon: other local clusters may use it too (see :meth:`_release_munge`).
+        """
         MUNGE_SOCKET_DIR.mkdir(parents=True, exist_ok=True)
         shutil.chown(MUNGE_SOCKET_DIR, "munge", "munge")
+        self._munge_users(add=str(self.dir))
+        if self._munge_works():
+            progress("munged: already running, shared")
+            return
+        progress("starting munged")
         daemon = Daemon("munged", MUNGE_PIDFILE, "munged")
         start_forking(
             daemon,
@@ -205,8 +253,30 @@ class LocalCluster:
             self.env,
             self._log("munged-start"),
         )
-        self._register(started, daemon)
+        MUNGE_STARTED.touch()
         wait_for(self._munge_works, 10, "munge to answer")
+
+    @staticmethod
+    def _munge_users(add: str | None = None, remove: str | None = None) -> set[str]:
+        """The state dirs of local clusters using munged, updated under a lock."""
+        MUNGE_SOCKET_DIR.mkdir(parents=True, exist_ok=True)
+        with open(MUNGE_USERS, "a+") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            fh.seek(0)
+            users = {line.strip() for line in fh if line.strip()}
+            users = (users | {add} if add else users) - {remove}
+            fh.seek(0)
+            fh.truncate()
+            fh.write("".join(f"{u}\n" for u in sorted(users)))
+        return users
+
+    def _release_munge(self, progress: Progress) -> None:
+        """This cluster no longer uses munged: stop it if we started it and nobody else uses it."""
+        if self._munge_users(remove=str(self.dir)) or not MUNGE_STARTED.exists():
+            return
+        if stop(Daemon("munged", MUNGE_PIDFILE, "munged")):
+            progress("stopped munged")
+        MUNGE_STARTED.unlink(missing_ok=True)
 
     def _mysql(self, sql: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -263,7 +333,9 @@ class LocalCluster:
             f"CREATE DATABASE IF NOT EXISTS `{c.db_name}`;"
             + "".join(
                 f"CREATE USER IF NOT EXISTS '{c.db_user}'@'{host}' IDENTIFIED BY '{c.db_password}';"
-                f"GRANT ALL ON `{c.db_name}`.* TO '{c.db_user}'@'{host}';"
+                f"ALTER USER '{c.db_user}'@'{host}' IDENTIFIED BY '{c.db_password}';"
+                f"REVOKE ALL PRIVILEGES, GRANT OPTION FROM '{c.db_user}'@'{host}';"
+                f"GRANT {DB_PRIVILEGES} ON `{c.db_name}`.* TO '{c.db_user}'@'{host}';"
                 for host in ("localhost", "127.0.0.1")
             )
         )
@@ -301,28 +373,50 @@ class LocalCluster:
             if add.returncode != 0:
                 raise DaemonError(f"sacctmgr add cluster failed: {add.stderr.strip() or add.stdout.strip()}")
 
-    def _start_slurmctld(self, started: list[Daemon], progress: Progress) -> None:
-        progress("starting slurmctld")
+    def _start_slurmctld(self, started: list[Daemon], progress: Progress, clean: bool = True) -> None:
+        progress("starting slurmctld" + ("" if clean else " (recovering its jobs)"))
         daemon = Daemon("slurmctld", self.dir / "run" / "slurmctld.pid", "slurmctld")
-        start_forking(
-            # -c: start from a clean state. `up` follows a `down` (which cancels every job) or a crash, whose
-            # saved node states (drained, down) would otherwise keep nodes out of service.
-            daemon,
-            [prereqs.find_program("slurmctld") or "slurmctld", "-c"],
-            self.env,
-            self._log("slurmctld-start"),
-        )
+        # -c: start from a clean state. A full `up` follows a `down` (which cancels every job) or a crash,
+        # whose saved node states (drained, down) would otherwise keep nodes out of service. A restart of
+        # a slurmctld that stopped under a running cluster recovers its jobs instead.
+        args = [prereqs.find_program("slurmctld") or "slurmctld", *(["-c"] if clean else [])]
+        start_forking(daemon, args, self.env, self._log("slurmctld-start"))
         self._register(started, daemon)
         wait_for(lambda: run_quiet(["scontrol", "ping"], env=self.env), 30, "slurmctld to answer", 0.2)
 
-    def _start_slurmds(self, started: list[Daemon], progress: Progress) -> None:
-        progress(f"starting {self.cfg.nodes} slurmd")
+    def _start_slurmds(
+        self, started: list[Daemon], progress: Progress, only: list[str] | None = None, clean: bool = True
+    ) -> None:
+        nodes = only if only is not None else self.cfg.node_names
+        progress(f"starting {len(nodes)} slurmd")
         slurmd = prereqs.find_program("slurmd") or "slurmd"
-        for node in self.cfg.node_names:
+        for node in nodes:
             daemon = Daemon(f"slurmd {node}", self.dir / "run" / f"slurmd-{node}.pid", "slurmd")
-            # -c: clear what a killed slurmd may have left in its spool (stale step sockets and locks)
-            start_forking(daemon, [slurmd, "-c", "-N", node], self.env, self._log(f"slurmd-{node}-start"))
+            # -c: clear what a killed slurmd may have left in its spool (stale step sockets and locks);
+            # not when it restarts under running jobs, whose steps it must find again
+            args = [slurmd, *(["-c"] if clean else []), "-N", node]
+            start_forking(daemon, args, self.env, self._log(f"slurmd-{node}-start"))
             self._register(started, daemon)
+
+    def _restart_missing(self, registered: list[Daemon], progress: Progress) -> list[str]:
+        """Start again only the daemons of a running cluster that stopped; jobs and state survive."""
+        missing = [d for d in registered if not d.running()]
+        scratch: list[Daemon] = []  # restarts re-register nothing new: the registry is restored below
+        try:
+            for daemon in missing:
+                if daemon.name == "mariadbd":
+                    self._start_mariadb(scratch, progress)
+                elif daemon.name == "slurmdbd":
+                    self._start_slurmdbd(scratch, progress)
+                elif daemon.name == "slurmctld":
+                    self._start_slurmctld(scratch, progress, clean=False)
+                elif daemon.name.startswith("slurmd "):
+                    self._start_slurmds(scratch, progress, only=[daemon.name.split()[1]], clean=False)
+                elif daemon.name == "munged":
+                    self._start_munge(scratch, progress)
+        finally:
+            self.registry.save(self.cfg.nodes, registered)
+        return [d.name for d in missing]
 
     def _wait_idle(self, timeout: float) -> None:
         want = self.cfg.nodes
@@ -363,6 +457,7 @@ class LocalCluster:
                 progress("some jobs did not end within 30 s; stopping the daemons anyway")
         stopped = self._stop_all(daemons, progress)
         self.registry.clear()
+        self._release_munge(progress)
         if SYSTEM_SLURM_CONF.is_symlink() and SYSTEM_SLURM_CONF.resolve() == self.cfg.slurm_conf.resolve():
             SYSTEM_SLURM_CONF.unlink()
         return stopped

@@ -6,6 +6,7 @@ import logging
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -20,6 +21,37 @@ def serve_cmd(
     ] = None,
     host: Annotated[str | None, typer.Option(help="Address to listen on [default: conf]")] = None,
     port: Annotated[int | None, typer.Option(help="TCP port [default: conf service.port]")] = None,
+    plan_interval: Annotated[
+        float,
+        typer.Option(
+            help="Run the policy on the whole cluster every this many seconds (0: only when a "
+            "job checks); resizes for jobs not asking wait for their next check"
+        ),
+    ] = 5.0,
+    min_efficiency: Annotated[
+        float,
+        typer.Option(
+            help="Do not grow a job again if its last growth's measured parallel efficiency "
+            "(speedup / size ratio, from the step times its ranks report) fell below this; 0: off"
+        ),
+    ] = 0.0,
+    metrics_port: Annotated[
+        int | None, typer.Option(help="Serve Prometheus metrics on this port (same address as the service)")
+    ] = None,
+    events: Annotated[
+        Path | None,
+        typer.Option(
+            help="Where decisions and resize steps are logged as JSON lines "
+            "[default: <state_dir>/service/events.jsonl]"
+        ),
+    ] = None,
+    journal_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Where each resize step is recorded before it is done, for repair after a crash "
+            "[default: <state_dir>/service/journal]"
+        ),
+    ] = None,
     expand_timeout: Annotated[
         float | None, typer.Option(help="Seconds a resizer job may wait for nodes [default: conf]")
     ] = None,
@@ -47,6 +79,8 @@ def serve_cmd(
         svc = cfg.service
         pol = make_policy(policy or svc.policy)
         strategy = expand_strategy or svc.expand_strategy
+        if not 0 <= min_efficiency <= 1:
+            raise ValueError(f"--min-efficiency must be between 0 and 1, got {min_efficiency}")
         if strategy not in STRATEGIES:
             raise ValueError(f"--expand-strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
     except (ConfigError, ValueError) as exc:
@@ -60,6 +94,10 @@ def serve_cmd(
         expand_timeout=expand_timeout if expand_timeout is not None else svc.expand_timeout_s,
         ack_timeout=ack_timeout,
         expand_strategy=strategy,
+        journal_dir=journal_dir or cfg.cluster.state_dir / "service" / "journal",
+        events_path=events or events_path(cfg.cluster.state_dir),
+        plan_interval=plan_interval,
+        min_efficiency=min_efficiency,
     )
     backend = SlurmCluster(slurm_conf=cfg.cluster.slurm_conf if cfg.cluster.slurm_conf.exists() else None)
     try:
@@ -70,6 +108,16 @@ def serve_cmd(
             f"error: cannot listen on {host or svc.host}:{port or svc.port}: {exc}", fg="red", err=True
         )
         raise typer.Exit(1) from None
+    if metrics_port is not None:
+        from prometheus_client import start_http_server
+
+        try:
+            start_http_server(
+                metrics_port, addr=host or svc.host, registry=controller.events.metrics.registry
+            )
+        except OSError as exc:
+            typer.secho(f"error: cannot serve metrics on port {metrics_port}: {exc}", fg="red", err=True)
+            raise typer.Exit(1) from None
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
@@ -81,3 +129,47 @@ def serve_cmd(
     )
     stop.wait()
     server.stop()
+
+
+def events_path(state_dir: Path) -> Path:
+    return state_dir / "service" / "events.jsonl"
+
+
+def events_cmd(
+    job: Annotated[int | None, typer.Option("--job", "-j", help="Only this job's events")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="One JSON object per line, as stored")] = False,
+    path: Annotated[
+        Path | None, typer.Option(help="Events file [default: <state_dir>/service/events.jsonl]")
+    ] = None,
+) -> None:
+    """What the control service did: decisions and each resize's phases, as a table or JSON."""
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from slurm_ext.service.events import read_events
+
+    try:
+        path = path or events_path(load_config().cluster.state_dir)
+    except ConfigError as exc:
+        typer.secho(f"error: {exc}", fg="red", err=True)
+        raise typer.Exit(2) from None
+    events = list(read_events(path, job))
+    if json_out:
+        for event in events:
+            typer.echo(json.dumps(event))
+        return
+    table = Table(title=f"{len(events)} events from {path}")
+    for col in ("time", "kind", "job", "policy", "sizes", "seconds", "detail"):
+        table.add_column(col, overflow="fold")
+    for e in events:
+        sizes = f"{e['old']}->{e['new']}" if "old" in e and "new" in e else ""
+        phases = ", ".join(f"{k} {v:.3f}" for k, v in (e.get("phases") or {}).items())
+        detail = "; ".join(str(x) for x in (e.get("action"), e.get("strategy"), e.get("reason"), phases) if x)
+        seconds = f"{e['seconds']:.3f}" if isinstance(e.get("seconds"), int | float) else ""
+        when = time.strftime("%H:%M:%S", time.localtime(e.get("time", 0)))
+        table.add_row(
+            when, e.get("kind", ""), str(e.get("job", "")), e.get("policy", ""), sizes, seconds, detail
+        )
+    Console().print(table)

@@ -21,16 +21,23 @@ import logging
 import shlex
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from slurm_ext import protocol as p
-from slurm_ext.backend import ClusterBackend
-from slurm_ext.decisions import Expand, RaisePriority, Shrink
+from slurm_ext.backend import EXPANDER_PREFIX, RESIZER_PREFIX, ClusterBackend, served_job
+from slurm_ext.decisions import Expand, RaisePriority, Shrink, StartJob
+from slurm_ext.errors import SlurmUnavailable
 from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState, Snapshot
 from slurm_ext.policies.base import Policy
+from slurm_ext.service import journal as jr
+from slurm_ext.service.auth import Peer, may_act
+from slurm_ext.service.events import EventLog
 from slurm_ext.service.groups import GroupRef, node_count, plan_shrink, release_by_job
 from slurm_ext.service.inflight import InFlight, Reconf
+from slurm_ext.service.journal import Journal, reconf_from
 from slurm_ext.service.watcher import SnapshotCache
 
 log = logging.getLogger("slurm_ext.service")
@@ -46,16 +53,20 @@ class ServiceOptions:
     extend_time_limit: bool = True  # after a shrink, stretch the time limit by old/new
     reduce_time_limit: bool = True  # after an expand, scale it back by old/new (never below the original)
     expand_strategy: str = "auto"  # "merge" | "expander" | "auto" (merge where Slurm permits it)
+    journal_dir: Path | None = None  # where each resize step is recorded first (None: not recorded)
+    events_path: Path | None = None  # JSON lines of what the service did (None: metrics only)
+    min_efficiency: float = 0.0  # refuse to grow a job whose last growth scaled worse than this (0: off)
+    decision_ttl: float = 60.0  # a resize decided for a job that is not asking waits this long for it
+    plan_interval: float = 0.0  # run the policy on the whole cluster this often (0: only on checks)
+    repair_grace: float = 3.0  # after a restart, how long ranks get to show up on nodes they were given
 
 
 STRATEGIES = ("auto", "merge", "expander")
-EXPANDER_PREFIX = "expander-for-"
 
 
 def served_by(job: Job) -> int | None:
     """The application an expander job serves (from its name), or None."""
-    tail = job.name.removeprefix(EXPANDER_PREFIX)
-    return int(tail) if tail != job.name and tail.isdigit() else None
+    return served_job(job.name, EXPANDER_PREFIX)
 
 
 def fold_expanders(snap: Snapshot) -> Snapshot:
@@ -92,10 +103,25 @@ class Controller:
         self.policy = policy
         self.options = options or ServiceOptions()
         self.cache = SnapshotCache(backend, self.options.snapshot_interval)
-        self.inflight = InFlight()
+        self.declared: dict[int, MalleableSpec] = {}  # job -> the spec its ranks declared at their checks
+        self.waiting: dict[int, tuple[Expand | Shrink, int, float]] = {}  # job -> (decision, size, expiry)
+        self._boosted: set[int] = set()
+        self.step_times: dict[int, dict[int, float]] = {}  # job -> nodes -> its last step's seconds
+        self.grown: dict[int, tuple[int, int]] = {}  # job -> (old, new) nodes of its last growth
+        self._planned_at = 0.0
+        self.journal = Journal(self.options.journal_dir)
+        self.events = EventLog(self.options.events_path, policy.name)
+        self.inflight = InFlight(on_end=self.journal.remove)
         self.decide_lock = threading.Lock()  # decisions see each other's reservations
         self.expand_lock = threading.Lock()  # one resizer job on the cluster at a time
-        self.counters: dict[str, int] = {"check": 0, "expand": 0, "shrink": 0, "none": 0, "failed": 0}
+        self.counters: dict[str, int] = {
+            "check": 0,
+            "expand": 0,
+            "shrink": 0,
+            "none": 0,
+            "failed": 0,
+            "refused": 0,
+        }
         self.background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="dmr-bg")
         # seconds per operation, for the latency benchmark: "expand" = decision -> nodes merged
         # into the job; "shrink" = decision -> nodes released (acks included)
@@ -126,11 +152,41 @@ class Controller:
         return self._strategy
 
     # -- check -----------------------------------------------------------------------------------
-    def check(self, req: p.Check) -> p.Decision:
+    # -- who may ask ---------------------------------------------------------------------------
+    def _refuse_job(self, job_id: int, peer: Peer | None) -> p.Error | None:
+        """An error if ``peer`` may not act on the job (``peer`` None: a call from inside the service)."""
+        if peer is None:
+            return None
+        snap = self.cache.get()
+        job = snap.job(job_id) or self.cache.fresh().job(job_id)
+        if job is None or may_act(peer, job.user):
+            return None  # an unknown job gets "no action" below
+        return self._refusal(f"job {job_id} belongs to {job.user or 'another user'}", peer)
+
+    def _refuse_reconf(self, r: Reconf, peer: Peer | None) -> p.Error | None:
+        if peer is None or r.owner is None or may_act(peer, r.owner):
+            return None
+        return self._refusal(f"job {r.job_id} belongs to {r.owner}", peer)
+
+    def _refusal(self, why: str, peer: Peer) -> p.Error:
+        self.counters["refused"] += 1
+        self.events.emit("refused", 0, peer=peer.name, uid=peer.uid, how=peer.how, reason=why)
+        log.warning("refused a request from %s (uid %s, %s): %s", peer.name, peer.uid, peer.how, why)
+        return p.Error(message=f"permission denied: {why}; you are {peer.name}")
+
+    def check(self, req: p.Check, peer: Peer | None = None) -> p.Decision | p.Error:
         t0 = time.perf_counter()
         self.counters["check"] += 1
-        decision = self._check(req)
+        try:
+            if (refused := self._refuse_job(req.job_id, peer)) is not None:
+                return refused
+            decision = self._check(req)
+        except SlurmUnavailable as exc:  # keep what is in flight; the app asks again at its next step
+            decision = _none(f"Slurm unavailable: {exc}")
         self.counters[decision.action if decision.action in self.counters else "none"] += 1
+        self.events.emit("decision", req.job_id, action=decision.action, old=req.current,
+                         new=decision.new_size or req.current, reason=decision.reason, step=req.step_seconds,
+                         seconds=round(time.perf_counter() - t0, 6))  # fmt: skip
         log.info(
             "job %s check cur=%s min=%s max=%s f=%s pref=%s -> %s %s (%s) [%.1f ms]",
             req.job_id, req.current, req.min, req.max, req.factor, req.preferred, decision.action,
@@ -162,6 +218,7 @@ class Controller:
                 return _none("a reconfiguration of this job is in flight")
         if reconf.kind == "shrink":
             reconf.state = "waiting-acks"
+            self.journal.write(reconf, jr.SHRINK_DECIDED)
             if reconf.boosts:  # the boosted job cannot start before the shrink: boost it now
                 self.background.submit(self._boost, reconf)
             return p.Decision(p.ACTION_SHRINK, reconf.new_size, reconf.nodes, reconf.token, self._why(reconf))
@@ -174,21 +231,31 @@ class Controller:
             return _none(f"job {req.job_id} is not running on the cluster")
         if set(job.nodes) != set(req.nodes) or job.node_count != req.current:
             return _none(f"job holds {sorted(job.nodes)} but the application runs on {sorted(req.nodes)}")
+        cap = max(spec.min_nodes, len(snap.nodes))  # no policy need look past the cluster's size
+        if spec.max_nodes > cap:
+            pref = None if spec.preferred is None else min(spec.preferred, cap)
+            spec = replace(spec, max_nodes=cap, preferred=pref)
+        self.declared[req.job_id] = spec  # what its ranks declare wins over its submission's comment
+        if req.step_seconds is not None:
+            self.step_times.setdefault(req.job_id, {})[req.current] = req.step_seconds
         view = self._view(snap, replace(job, malleable=spec))
         decisions = self.policy.decide(view, [req.job_id])
+        self._remember(decisions, view, exclude=req.job_id)
         mine = next(
             (d for d in decisions if isinstance(d, (Expand, Shrink)) and d.job_id == req.job_id), None
-        )
+        ) or self._waiting_for(job, view)
         if mine is None:
             reasons = "; ".join(d.reason for d in decisions if getattr(d, "job_id", None) == req.job_id)
             return _none(reasons or "policy: no action")
         boosts = [d.job_id for d in decisions if isinstance(d, RaisePriority)]
+        if isinstance(mine, Expand) and (poor := self._poor_scaling(req.job_id)) is not None:
+            return _none(f"policy: {mine.reason}; but {poor}")
         if isinstance(mine, Expand):
             if not req.agent:
                 return _none(f"policy: {mine.reason}; but the application has no agent to start new ranks")
             return Reconf(
                 req.job_id, "expand", job.node_count, mine.new_size, list(job.nodes), boosts=boosts,
-                reason=mine.reason,
+                reason=mine.reason, owner=job.user,
             )  # fmt: skip
         groups = [GroupRef.from_check(g) for g in req.groups] or [
             GroupRef(f"node-{n}", req.job_id, (n,)) for n in req.nodes
@@ -207,14 +274,86 @@ class Controller:
         job_nodes = {j.job_id: list(j.nodes) for j in raw.jobs}
         reconf = Reconf(
             req.job_id, "shrink", job.node_count, len(kept), list(job.nodes), kept,
-            for_job=mine.for_job, boosts=boosts, reason=mine.reason,
+            for_job=mine.for_job, boosts=boosts, reason=mine.reason, owner=job.user,
         )  # fmt: skip
         reconf.release = release_by_job(groups, removed, job_nodes)
         return reconf
 
-    def _view(self, snap: Snapshot, job: Job) -> Snapshot:
-        """The snapshot with the asking job's spec, and nodes promised to expansions shown busy."""
-        jobs = tuple(job if j.job_id == job.job_id else j for j in snap.jobs)
+    def _poor_scaling(self, job_id: int) -> str | None:
+        """Why growing this job again is not worth it (its last growth's measured parallel efficiency
+        is below ``min_efficiency``), or None."""
+        if not self.options.min_efficiency or job_id not in self.grown:
+            return None
+        old, new = self.grown[job_id]
+        times = self.step_times.get(job_id, {})
+        if old not in times or new not in times or times[new] <= 0:
+            return None
+        efficiency = (times[old] / times[new]) / (new / old)
+        if efficiency >= self.options.min_efficiency:
+            return None
+        return (f"growing {old}->{new} nodes gave a parallel efficiency of {efficiency:.2f} "
+                f"(< {self.options.min_efficiency:g})")  # fmt: skip
+
+    # -- decisions for jobs that are not asking (the pull model of paper 002) ----------------------
+    def _remember(self, decisions: list, view: Snapshot, exclude: int | None = None) -> None:
+        """Keep the policy's resizes of other running jobs until they ask (they expire)."""
+        expires = time.monotonic() + self.options.decision_ttl
+        for d in decisions:
+            if isinstance(d, (Expand, Shrink)) and d.job_id != exclude:
+                job = view.job(d.job_id)
+                if job is not None and job.is_running and job.malleable is not None:
+                    self.waiting[d.job_id] = (d, job.node_count, expires)
+
+    def _waiting_for(self, job: Job, view: Snapshot) -> Expand | Shrink | None:
+        """A decision kept for ``job`` (still fresh, made at its current size, its beneficiary still
+        waiting), used once."""
+        kept = self.waiting.pop(job.job_id, None)
+        if kept is None:
+            return None
+        decision, size, expires = kept
+        beneficiary = view.job(decision.for_job) if decision.for_job is not None else None
+        if time.monotonic() > expires or size != job.node_count:
+            return None
+        if decision.for_job is not None and (beneficiary is None or beneficiary.is_running):
+            return None
+        return replace(decision, reason=f"{decision.reason} (decided while it was not asking)")
+
+    def plan_cluster(self) -> None:
+        """Run the policy on the whole cluster: resizes wait for their job's next check; a pending
+        job the policy would start now gets top priority (what Slurm lets us do for a start).
+        """
+        view = self._view(fold_expanders(self.cache.fresh()), None)
+        with self.decide_lock:
+            decisions = self.policy.decide(view, [])
+        self._remember(decisions, view)
+        for d in decisions:
+            job = view.job(getattr(d, "job_id", -1))
+            if isinstance(d, (StartJob, RaisePriority)) and job is not None and not job.is_running:
+                if job.job_id in self._boosted:
+                    continue
+                self._boosted.add(job.job_id)
+                try:
+                    self.backend.raise_priority(job.job_id)
+                    log.info("job %s: top priority (%s)", job.job_id, d.reason or "policy: start it")
+                except Exception as exc:
+                    log.warning("raising priority of job %s failed: %s", job.job_id, exc)
+        live = {j.job_id for j in view.jobs}
+        self._boosted &= live
+        for job_id in [j for j in self.waiting if j not in live]:
+            del self.waiting[job_id]
+        for table in (self.declared, self.step_times, self.grown):
+            for job_id in [j for j in table if j not in live]:
+                del table[job_id]
+
+    def _view(self, snap: Snapshot, job: Job | None) -> Snapshot:
+        """The snapshot with every job's declared spec (the asking job's from its check), and
+        nodes promised to expansions shown busy."""
+        jobs = tuple(
+            job if job is not None and j.job_id == job.job_id
+            else replace(j, malleable=self.declared[j.job_id]) if j.job_id in self.declared
+            else j
+            for j in snap.jobs
+        )  # fmt: skip
         reserved = self.inflight.reserved_nodes()
         nodes: list[Node] = []
         for node in snap.nodes:
@@ -233,6 +372,7 @@ class Controller:
         reason = self._why(r)
         r.state = "expanding"
         r.strategy = self.strategy
+        self.journal.write(r, jr.EXPAND_DECIDED)
         t0 = time.perf_counter()
         try:
             if r.strategy == "merge":
@@ -242,9 +382,15 @@ class Controller:
         except Exception as exc:
             self.inflight.end(r.job_id, r.token)
             self.counters["failed"] += 1
+            self.events.emit("failed", r.job_id, resize="expand", strategy=r.strategy, old=r.old_size,
+                             new=r.new_size, reason=str(exc))  # fmt: skip
             return _none(f"expand {r.old_size}->{r.new_size} ({r.strategy}) failed: {exc}")
         self.timings["expand"].append(time.monotonic() - r.started)
+        self.events.emit("expand", r.job_id, strategy=r.strategy, old=r.old_size, new=r.new_size, nodes=added,
+                         seconds=round(self.timings["expand"][-1], 6),
+                         phases={"nodes": round(time.perf_counter() - t0, 6)})  # fmt: skip
         r.nodes, r.state = added, "waiting-commit"
+        self.journal.write(r, jr.EXPAND_ANSWERED)
         log.info("job %s expanded %s->%s by %s, added %s [%.0f ms]", r.job_id, r.old_size, r.new_size,
                  r.strategy, added, (time.perf_counter() - t0) * 1e3)  # fmt: skip
         job = self.cache.get(max_age=float("inf")).job(r.job_id)
@@ -265,6 +411,8 @@ class Controller:
             self.backend.expand(r.job_id, own.node_count + extra, timeout=self.options.expand_timeout)
         job = self.cache.fresh().job(r.job_id)
         added = [n for n in (job.nodes if job else ()) if n not in r.own_nodes]
+        r.nodes = added
+        self.journal.write(r, jr.EXPAND_MERGED)
         self._wait_credentials(r.job_id, added)
         return added, added
 
@@ -290,6 +438,7 @@ class Controller:
         extra = r.new_size - r.old_size
         helper = submit(app, extra, command, left)
         r.helper_job = helper
+        self.journal.write(r, jr.EXPANDER_SUBMITTED)
         deadline = time.monotonic() + self.options.expand_timeout
         delay = 0.01
         while True:
@@ -316,43 +465,85 @@ class Controller:
             log.info("job %s: waiting %.2f s for Slurm's credential revocation on %s", job_id, wait, nodes)
             time.sleep(wait)
 
-    def commit(self, req: p.Commit) -> p.Done:
+    def commit(self, req: p.Commit, peer: Peer | None = None) -> p.Done | p.Error:
+        jr.crash_point(jr.COMMIT_RECEIVED)
         r = self.inflight.get(req.job_id, req.token)
         if r is None:
             return p.Done(ok=False, reason="no such reconfiguration in flight")
+        if (refused := self._refuse_reconf(r, peer)) is not None:
+            return refused
         if req.ok or r.kind == "shrink":
             self.inflight.end(r.job_id, r.token)
             verb = "committed" if req.ok else "cancelled"
+            self.events.emit("commit", r.job_id, resize=r.kind, ok=req.ok, old=r.old_size, new=r.new_size)
+            if req.ok and r.kind == "expand":
+                self.grown[r.job_id] = (r.old_size, r.new_size)
             log.info("job %s %s %s %s->%s", r.job_id, verb, r.kind, r.old_size, r.new_size)
             return p.Done(
                 ok=True, reason=verb, nodes=r.old_nodes + r.nodes if r.kind == "expand" else r.old_nodes
             )
-        try:  # the application could not use the new nodes: give them back
-            if r.helper_job is not None:
-                self.backend.cancel_quietly(r.helper_job)  # type: ignore[attr-defined]
-            else:
-                self._wait_steps_gone(r.job_id, r.nodes)
-                own = r.own_nodes or r.old_nodes
+        reason = self._give_back(r)  # the application could not use the new nodes
+        self.events.emit("commit", r.job_id, resize=r.kind, ok=False, old=r.old_size, new=r.new_size,
+                         reason=reason)  # fmt: skip
+        self.inflight.end(r.job_id, r.token)
+        return p.Done(ok=True, reason=reason, nodes=r.old_nodes)
+
+    def _give_back(self, r: Reconf) -> str:
+        """Undo an expansion the application does not use: its helper jobs end, merged nodes go back."""
+        try:
+            snap = self.cache.fresh()
+            for helper in snap.jobs:  # a resizer still pending, an expander nobody joined
+                serves = served_job(helper.name, EXPANDER_PREFIX) or served_job(helper.name, RESIZER_PREFIX)
+                unused = helper.job_id == r.helper_job or self._steps(helper.job_id, helper.nodes) == []
+                if serves == r.job_id and unused:
+                    self.backend.cancel_quietly(helper.job_id)  # type: ignore[attr-defined]
+            job = snap.job(r.job_id)
+            own = [n for n in (r.own_nodes or r.old_nodes) if job is not None and n in job.nodes]
+            if job is not None and own and len(own) < job.node_count:
+                self._wait_steps_gone(r.job_id, [n for n in job.nodes if n not in own])
                 self.backend.shrink(r.job_id, len(own), keep=own)
             reason = f"expansion undone, back to {r.old_nodes}"
         except Exception as exc:
             reason = f"giving the nodes back failed: {exc}"
-        self.inflight.end(r.job_id, r.token)
         self.cache.fresh()
         log.info("job %s: %s", r.job_id, reason)
-        return p.Done(ok=True, reason=reason, nodes=r.old_nodes)
+        return reason
+
+    def _steps(self, job_id: int, nodes: Sequence[str]) -> list[str] | None:
+        """The job's application steps on ``nodes``; None where the backend cannot tell (no steps)."""
+        steps = getattr(self.backend, "steps_on", None)
+        if steps is None:
+            return None
+        return list(steps(job_id, list(nodes))) if nodes else []
+
+    def _ranks_gone(self, r: Reconf, nodes: Sequence[str]) -> bool:
+        """True only if the backend shows no step of the resize's jobs on ``nodes``."""
+        found = [self._steps(j, nodes) for j in (r.release or {r.job_id: None})]
+        return all(f is not None and not f for f in found)
 
     # -- shrink ----------------------------------------------------------------------------------
-    def ack(self, req: p.Ack) -> p.Done:
+    def ack(self, req: p.Ack, peer: Peer | None = None) -> p.Done | p.Error:
+        r = self.inflight.get(req.job_id, req.token)
+        if r is not None and (refused := self._refuse_reconf(r, peer)) is not None:
+            return refused
         ok = self.inflight.ack(req.job_id, req.token, req.rank)
         return p.Done(ok=ok, reason="" if ok else "no shrink of this job in flight")
 
-    def shrink_ready(self, req: p.ShrinkReady) -> p.Done:
+    def shrink_ready(self, req: p.ShrinkReady, peer: Peer | None = None) -> p.Done | p.Error:
+        jr.crash_point(jr.READY_RECEIVED)
         r = self.inflight.get(req.job_id, req.token)
+        if r is not None and (refused := self._refuse_reconf(r, peer)) is not None:
+            return refused
         if r is None or r.kind != "shrink":
             return p.Done(ok=False, reason="no shrink of this job in flight")
         t0 = time.perf_counter()
         got = self.inflight.wait_acks(r.job_id, r.token, req.acks, self.options.ack_timeout)
+        leaving = [n for n in r.old_nodes if n not in r.nodes]
+        if got < req.acks and self._ranks_gone(r, leaving):
+            log.warning(
+                "job %s: %d of %d acks, but no rank runs on %s any more", r.job_id, got, req.acks, leaving
+            )
+            got = req.acks  # the acks were lost (e.g. sent to a service that restarted); the ranks are gone
         if got < req.acks:
             self.inflight.end(r.job_id, r.token)
             log.warning(
@@ -365,11 +556,15 @@ class Controller:
             gone = [n for n in released if n not in keep]
             self._wait_steps_gone(job_id, gone)
         t_steps = time.perf_counter()
+        self.journal.write(r, jr.SHRINK_ACKED)
         try:
             self._shrink_allocation(r)
         except Exception as exc:
             self.inflight.end(r.job_id, r.token)
             self.counters["failed"] += 1
+            self.events.emit(
+                "failed", r.job_id, resize="shrink", old=r.old_size, new=r.new_size, reason=str(exc)
+            )
             log.warning("job %s: shrink failed: %s", r.job_id, exc)
             return p.Done(ok=False, reason=f"shrink failed: {exc}")
         self.timings["shrink"].append(time.monotonic() - r.started)
@@ -379,6 +574,10 @@ class Controller:
         self.inflight.end(r.job_id, r.token)
         self.background.submit(self._after_shrink, r)
         t_end = time.perf_counter()
+        self.events.emit("shrink", r.job_id, old=r.old_size, new=r.new_size, released=released,
+                         seconds=round(self.timings["shrink"][-1], 6), for_job=r.for_job,
+                         phases={"acks": round(t_acks - t0, 6), "steps": round(t_steps - t_acks, 6),
+                                 "slurm": round(t_end - t_steps, 6)})  # fmt: skip
         log.info(
             "job %s shrunk %s->%s, released %s [total %.0f ms: acks %.0f, steps %.0f, scontrol %.0f]",
             r.job_id, r.old_size, r.new_size, released, self.timings["shrink"][-1] * 1e3,
@@ -479,21 +678,107 @@ class Controller:
         except Exception as exc:
             log.warning("resizer sweep failed: %s", exc)
 
+    # -- repair after a crash ---------------------------------------------------------------------
+    def repair(self) -> None:
+        """Carry on from the journal that a previous run of the service left behind.
+
+        Before the application was answered, it never heard of the new nodes: give them back.
+        Answered expansions and shrinks are taken over as in flight: a late commit or shrink_ready
+        is handled as usual, and :meth:`housekeeping` settles the rest from what runs where.
+        Nodes the application let go are released once every leaving rank is gone.
+        """
+        for record in self.journal.records():
+            r = reconf_from(record)
+            if self.inflight.get(r.job_id) is not None:
+                continue
+            step = record.get("step", "")
+            job = self.cache.fresh().job(r.job_id)
+            if job is None or not job.is_running:
+                if r.helper_job is not None:
+                    self.backend.cancel_quietly(r.helper_job)  # type: ignore[attr-defined]
+                self.journal.remove(r.job_id)
+                log.warning("job %s: gone; dropped its %s from the journal", r.job_id, step)
+                continue
+            log.warning("job %s: taking over %s from the journal", r.job_id, step)
+            self.events.emit("repair", r.job_id, step=step, resize=r.kind, old=r.old_size, new=r.new_size)
+            if step in (jr.EXPAND_DECIDED, jr.EXPAND_MERGED, jr.EXPANDER_SUBMITTED):
+                self._give_back(r)  # the application was never told about these nodes
+                self.journal.remove(r.job_id)
+                continue
+            r.recovered = True
+            r.state = "waiting-commit" if r.kind == "expand" else "waiting-acks"
+            self.inflight.begin(r)
+            if step == jr.SHRINK_ACKED:
+                self._settle(r, force=True)
+            elif r.kind == "shrink" and r.boosts:
+                self.background.submit(self._boost, r)
+        self._settle_all()
+
+    def _settle_all(self) -> None:
+        for r in list(self.inflight.snapshot().values()):
+            try:
+                self._settle(r)
+            except Exception as exc:
+                log.warning("job %s: repair failed: %s", r.job_id, exc)
+
+    def _settle(self, r: Reconf, force: bool = False) -> None:
+        """Make a resize that nobody will finish agree with what runs: after a restart (``recovered``)
+        once the grace has passed, or an expansion left uncommitted past the commit timeout.
+        """
+        age = time.monotonic() - r.started
+        expired = r.state == "waiting-commit" and age > self.options.commit_timeout
+        if not force and not expired and not (r.recovered and age > self.options.repair_grace):
+            return
+        if r.kind == "expand":
+            hosts = [r.helper_job] if r.helper_job is not None else [r.job_id]
+            used = any(self._steps(j, r.nodes) != [] for j in hosts)  # unknown (None) counts as used
+            if used:
+                log.warning("job %s: ranks run on %s: expansion kept though never committed (ranks of an "
+                            "expander job that never join end it themselves)", r.job_id, r.nodes)  # fmt: skip
+            else:
+                self._give_back(r)
+            self.inflight.end(r.job_id, r.token)
+            return
+        leaving = [n for n in r.old_nodes if n not in r.nodes]
+        if not self._ranks_gone(r, leaving) and not force:
+            if age > self.options.ack_timeout + self.options.repair_grace:
+                log.warning("job %s: leaving ranks still run on %s; shrink dropped", r.job_id, leaving)
+                self.inflight.end(r.job_id, r.token)
+            return
+        snap = self.cache.fresh()
+        holders = [snap.job(j) for j in (r.release or {r.job_id: None})]
+        if any(h is not None and set(h.nodes) & set(leaving) for h in holders):
+            self._shrink_allocation(r)
+            log.warning("job %s: shrink %s->%s completed after a restart", r.job_id, r.old_size, r.new_size)
+        self.inflight.end(r.job_id, r.token)
+        self.cache.fresh()
+
     def housekeeping(self) -> None:
-        """Forget reconfigurations of finished jobs or never committed; cancel orphan resizers."""
+        """Forget resizes of finished jobs; settle those nobody finishes; cancel orphan helpers."""
         try:
             snap = self.cache.get()
-        except Exception:
+            self.repair()  # records a failed start-up repair could not take over yet
+        except Exception as exc:
+            log.warning("housekeeping skipped: %s", exc)
             return
-        now = time.monotonic()
+        states: dict[str, int] = {}
+        for j in snap.jobs:
+            states[j.state.value] = states.get(j.state.value, 0) + 1
+        for state in ("PENDING", "RUNNING"):
+            self.events.metrics.jobs.labels(state).set(states.get(state, 0))
+        self.events.metrics.in_flight.set(len(self.inflight.snapshot()))
         for job_id, r in self.inflight.snapshot().items():
             job = snap.job(job_id)
-            stale = r.state == "waiting-commit" and now - r.started > self.options.commit_timeout
-            if job is None or not job.is_running or stale:
+            if job is None or not job.is_running:
                 self.inflight.end(job_id, r.token)
-                log.warning(
-                    "job %s: dropped %s in flight (%s)", job_id, r.kind, "stale" if stale else "job gone"
-                )
+                log.warning("job %s: dropped %s in flight (job gone)", job_id, r.kind)
+        self._settle_all()
+        if self.options.plan_interval and time.monotonic() - self._planned_at >= self.options.plan_interval:
+            self._planned_at = time.monotonic()
+            try:
+                self.plan_cluster()
+            except Exception as exc:
+                log.warning("policy run on the whole cluster failed: %s", exc)
         self._sweep_resizers(snap)
         sweep = getattr(self.backend, "cancel_orphan_expanders", None)
         if sweep is not None:

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from slurm_ext.protocol import GroupInfo
+
 
 @dataclass(frozen=True)
 class GroupRef:
@@ -27,10 +29,8 @@ class GroupRef:
     nodes: tuple[str, ...]
 
     @classmethod
-    def from_check(cls, raw: dict) -> GroupRef:
-        return cls(
-            str(raw.get("tag", "")), int(raw.get("job_id", 0)), tuple(str(n) for n in raw.get("nodes", ()))
-        )
+    def from_check(cls, raw: GroupInfo) -> GroupRef:
+        return cls(raw.tag, raw.job_id, tuple(raw.nodes))
 
 
 def node_count(groups: Sequence[GroupRef]) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -29,15 +30,18 @@ class Reconf:
     helper_job: int | None = None  # expand by expander: the job hosting the new ranks
     own_nodes: list[str] = field(default_factory=list)  # the application job's own nodes before
     release: dict[int, tuple[list[str], bool]] = field(default_factory=dict)  # shrink: job -> (keep, ends)
+    owner: str | None = None  # the job's user: only they (or the service's admins) may commit/ack
+    recovered: bool = False  # carried over from the journal of a service that stopped mid-resize
 
 
 class InFlight:
     """Thread-safe registry; ``changed`` wakes whoever waits for acks."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_end: Callable[[int], None] | None = None) -> None:
         self.lock = threading.Lock()
         self.changed = threading.Condition(self.lock)
         self._by_job: dict[int, Reconf] = {}
+        self._on_end = on_end  # e.g. drop the job's journal record
 
     def begin(self, reconf: Reconf) -> bool:
         """Register ``reconf``; False if the job already has one in flight."""
@@ -58,6 +62,8 @@ class InFlight:
             if r is None or r.token != token:
                 return None
             del self._by_job[job_id]
+            if self._on_end is not None:
+                self._on_end(job_id)
             self.changed.notify_all()
             return r
 

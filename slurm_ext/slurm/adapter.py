@@ -15,8 +15,15 @@ from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 
-from slurm_ext.backend import JobRequest
-from slurm_ext.errors import InvalidRequest, JobNotFound, ResizeTimeout, SlurmError
+from slurm_ext.backend import (
+    EXPANDER_PREFIX,
+    RESIZER_PREFIX,
+    JobRequest,
+    expander_name,
+    resizer_name,
+    served_job,
+)
+from slurm_ext.errors import InvalidRequest, JobNotFound, ResizeTimeout, SlurmError, SlurmUnavailable
 from slurm_ext.model import Job, Snapshot
 from slurm_ext.slurm.commands import SlurmCommands, classify
 from slurm_ext.slurm.parse import (
@@ -31,22 +38,6 @@ from slurm_ext.slurm.release import SlurmRelease, detect_release
 
 # Slurm refuses priorities >= 0xFFFFFFFE ("Priority must be < 4294967294").
 TOP_PRIORITY = 4294967293
-RESIZER_PREFIX = "resizer-for-"
-EXPANDER_PREFIX = "expander-for-"
-
-
-def resizer_name(job_id: int) -> str:
-    return f"{RESIZER_PREFIX}{job_id}"
-
-
-def expander_name(job_id: int) -> str:
-    return f"{EXPANDER_PREFIX}{job_id}"
-
-
-def served_job(name: str, prefix: str) -> int | None:
-    """The job a helper job named ``<prefix><id>`` serves, or None."""
-    tail = name.removeprefix(prefix)
-    return int(tail) if tail != name and tail.isdigit() else None
 
 
 class SlurmCluster:
@@ -73,9 +64,26 @@ class SlurmCluster:
 
     # ----- reads -------------------------------------------------------------------------------
     def snapshot(self) -> Snapshot:
-        jobs = json.loads(self.cmd.run(["squeue", "--json"]).stdout)
-        nodes = json.loads(self.cmd.run(["sinfo", "--json"]).stdout)
+        jobs = self._read_json(["squeue", "--json"])
+        nodes = self._read_json(["sinfo", "--json"])
         return Snapshot(time=time.time(), nodes=tuple(parse_nodes(nodes)), jobs=tuple(parse_jobs(jobs)))
+
+    def _read_json(self, args: list[str]) -> dict:
+        """A ``--json`` read. Slurm exits 0 with an ``errors`` array when slurmctld is unreachable:
+        that must not read as an empty cluster (the service would take every job for gone).
+        """
+        res = self.cmd.run(args)
+        try:
+            doc = json.loads(res.stdout)
+        except json.JSONDecodeError as exc:
+            raise SlurmUnavailable(f"{args[0]} --json printed no JSON ({exc})", args, res.stderr) from None
+        if errors := doc.get("errors"):
+            said = "; ".join(
+                str(e.get("description") or e.get("error") or e) if isinstance(e, dict) else str(e)
+                for e in errors
+            )
+            raise SlurmUnavailable(f"{args[0]}: {said}", args, said)
+        return doc
 
     def job(self, job_id: int, snap: Snapshot | None = None) -> Job:
         """The pending or running job ``job_id``, or JobNotFound."""

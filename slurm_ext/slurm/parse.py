@@ -17,7 +17,7 @@ from typing import Any
 
 import hostlist
 
-from slurm_ext.model import Job, JobState, Node, NodeState
+from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState
 
 _NO_VALUE = 0xFFFFFFFF  # Slurm's NO_VAL / INFINITE for 32-bit fields
 # Minutes: a job without a limit in a partition with MaxTime=INFINITE shows 525600 (a year) in every
@@ -94,6 +94,7 @@ def parse_job(raw: dict[str, Any]) -> Job:
         batch_host=str(raw.get("batch_host") or ""),
         workdir=str(raw.get("current_working_directory") or ""),
         stdout=str(raw.get("standard_output") or ""),
+        malleable=MalleableSpec.from_comment(str(raw.get("comment") or "")),
     )
 
 

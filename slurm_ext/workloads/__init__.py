@@ -125,6 +125,8 @@ def load_workload(spec: str, *, seed: int = 0, jobs: int | None = None, nodes: i
     if not path.is_file():
         raise ValueError(f"workload {spec!r} is neither a file nor one of: kth-small, synthetic, esp")
     wl = load_swf(path, nodes=nodes)
+    if not wl.jobs:
+        raise ValueError(f"workload {spec!r} has no jobs (an empty file, or not in SWF?)")
     return wl.head(jobs) if jobs else wl
 
 

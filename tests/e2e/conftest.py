@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -219,3 +220,25 @@ def stock(tmp_path: Path, stock_cluster: LocalCluster) -> Iterator[Slurm]:
         time.sleep(0.5)
     yield s
     s.cleanup()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serve_process(port: int, log: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """`slurm-ext serve` as its own process on 127.0.0.1:``port`` (output appended to ``log``)."""
+    full_env = {k: v for k, v in os.environ.items() if k != "ELASTIC_CRASH_AT"} | (env or {})
+    cmd = [sys.executable, "-m", "slurm_ext", "serve", "--host", "127.0.0.1", "--port", str(port), *args]
+    proc = subprocess.Popen(cmd, env=full_env, stdout=log.open("ab"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise AssertionError(f"the service did not start:\n{log.read_text()}")

@@ -15,8 +15,8 @@ import time
 import pytest
 
 from slurm_ext import protocol as p
+from slurm_ext.backend import EXPANDER_PREFIX
 from slurm_ext.service.inflight import Reconf
-from slurm_ext.slurm.adapter import EXPANDER_PREFIX
 
 from .conftest import Slurm, idle_nodes, sh
 
@@ -35,6 +35,10 @@ def all_idle(slurm: Slurm, nodes: int) -> None:
     slurm.wait(lambda: idle_nodes(slurm.conf) >= nodes, timeout=30)
 
 
+def sizes(res: dict) -> list[tuple[str, int, int]]:
+    return [(kind, old, new) for _, kind, old, new in resizes(res)]
+
+
 @pytest.mark.parametrize("strategy", ["merge", "expander"])
 def test_fs_grows_shrinks_below_launch_and_grows_again(slurm, make_service, strategy):
     service = make_service(strategy)
@@ -44,14 +48,12 @@ def test_fs_grows_shrinks_below_launch_and_grows_again(slurm, make_service, stra
     slurm.wait_gone(two, 180)
     res1, res2 = slurm.fs_result("fs1", one), slurm.fs_result("fs2", two)
     assert res1["checksum_ok"] and res2["checksum_ok"], (res1, res2)
-    assert resizes(res1) == [
-        [1, "expand", 2, 4],
-        [3, "expand", 4, 8],
-        [5, "shrink", 8, 2],
-        [7, "expand", 2, 6],
-    ]
+    # the planned steps; a growth may come a step late when the other job's nodes are still being freed
+    assert sizes(res1) == [("expand", 2, 4), ("expand", 4, 8), ("shrink", 8, 2), ("expand", 2, 6)]
+    assert [r[0] for r in resizes(res1)][:3] == [1, 3, 5]
     # launched on 2 nodes, it goes down to 1 (below its launch size) and up to 3
-    assert resizes(res2) == [[1, "expand", 4, 8], [3, "shrink", 8, 2], [5, "expand", 2, 6]]
+    assert sizes(res2) == [("expand", 4, 8), ("shrink", 8, 2), ("expand", 2, 6)]
+    assert [r[0] for r in resizes(res2)][:2] == [1, 3]
     assert res1["final_size"] == 6 and res2["final_size"] == 6
     assert "dmr-run-exit 0" in slurm.output("fs1", one) and "dmr-run-exit 0" in slurm.output("fs2", two)
     assert service.controller.strategy == strategy

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from slurm_ext.backend import JobRequest
+from slurm_ext.backend import RESIZER_PREFIX, JobRequest
 from slurm_ext.errors import InvalidRequest, JobNotFound, ResizeTimeout
 from slurm_ext.model import NodeState
 from slurm_ext.slurm import SlurmCluster
-from slurm_ext.slurm.adapter import RESIZER_PREFIX
 
 pytestmark = pytest.mark.slurm
 

@@ -119,3 +119,12 @@ def test_bundled_trace_works_without_shared() -> None:
     assert bundled_trace_path().is_file()
     wl = load_workload("kth-small")
     assert (len(wl.jobs), wl.nodes, wl.skipped) == (500, 100, [])
+
+
+def test_an_empty_trace_is_refused(tmp_path):
+    from slurm_ext.workloads import load_workload
+
+    empty = tmp_path / "empty.swf"
+    empty.write_text("; only a comment\n")
+    with pytest.raises(ValueError, match="has no jobs"):
+        load_workload(str(empty))

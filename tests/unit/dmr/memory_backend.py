@@ -9,9 +9,9 @@ from __future__ import annotations
 import threading
 import time
 
+from slurm_ext.backend import RESIZER_PREFIX
 from slurm_ext.errors import ResizeTimeout
 from slurm_ext.model import Job, JobState, Node, NodeState, Snapshot
-from slurm_ext.slurm.adapter import RESIZER_PREFIX
 
 
 class MemoryBackend:
@@ -22,12 +22,14 @@ class MemoryBackend:
         self.calls: list[tuple] = []
         self.expand_delay = 0.0
 
-    def add(self, job_id: int, count: int, pending: bool = False, limit: float = 3600.0) -> Job:
+    def add(
+        self, job_id: int, count: int, pending: bool = False, limit: float = 3600.0, user: str = "root"
+    ) -> Job:
         with self.lock:
             nodes = () if pending else tuple(self._idle()[:count])
             assert pending or len(nodes) == count, "not enough idle nodes"
             state = JobState.PENDING if pending else JobState.RUNNING
-            job = Job(job_id, state, count, nodes=nodes, start_time=time.time(), time_limit=limit,
+            job = Job(job_id, state, count, nodes=nodes, start_time=time.time(), time_limit=limit, user=user,
                       submit_time=float(job_id), reason="Resources" if pending else "")  # fmt: skip
             self.jobs[job_id] = job
             return job

@@ -1,6 +1,6 @@
 """The latency benchmark's pure parts: percentiles, the factor between sizes, the table."""
 
-from slurm_ext.service.latency import CYCLE, LABEL, factor_between, summarize, table
+from slurm_ext.bench.latency import CYCLE, LABEL, factor_between, summarize, table
 
 
 def test_summarize_percentiles() -> None:

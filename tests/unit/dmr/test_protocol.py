@@ -40,23 +40,23 @@ def test_other_version_is_refused():
 
 def test_unknown_type_lists_valid_ones():
     with pytest.raises(p.ProtocolError, match="valid: check"):
-        p.decode_request('{"v": 2, "type": "explode"}')
+        p.decode_request('{"v": 3, "type": "explode"}')
 
 
 def test_garbage_and_missing_fields():
     with pytest.raises(p.ProtocolError, match="not JSON"):
         p.decode_request(b"{nope")
     with pytest.raises(p.ProtocolError, match="bad check"):
-        p.decode_request('{"v": 2, "type": "check", "job_id": 1}')
+        p.decode_request('{"v": 3, "type": "check", "job_id": 1}')
 
 
 def test_unknown_action_refused():
     with pytest.raises(p.ProtocolError, match="unknown action"):
-        p.decode_response('{"v": 2, "type": "decision", "action": "explode"}')
+        p.decode_response('{"v": 3, "type": "decision", "action": "explode"}')
 
 
 def test_unknown_fields_are_ignored_for_forward_compatibility():
-    msg = p.decode_request('{"v": 2, "type": "ping", "extra": 3}')
+    msg = p.decode_request('{"v": 3, "type": "ping", "extra": 3}')
     assert isinstance(msg, p.Ping)
 
 

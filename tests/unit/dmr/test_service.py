@@ -179,7 +179,7 @@ def test_server_answers_ping_status_and_errors_on_one_connection():
     try:
         conn = p.Connection.connect(server.address)
         assert isinstance(conn.request(p.Ping()), p.Pong)
-        conn.sock.sendall(b'{"v": 2, "type": "nope"}\n')
+        conn.sock.sendall(b'{"v": 3, "type": "nope"}\n')
         err = conn.receive()
         assert isinstance(err, p.Error) and "unknown message type" in err.message
         conn.sock.sendall(b"garbage\n")
@@ -198,8 +198,8 @@ def test_unknown_job_is_no_action(job_id):
 
 
 def test_housekeeping_cancels_only_stale_resizers():
+    from slurm_ext.backend import resizer_name
     from slurm_ext.model import Job, JobState
-    from slurm_ext.slurm.adapter import resizer_name
 
     backend, ctl = make()
     now = time.time()
@@ -208,3 +208,23 @@ def test_housekeeping_cancels_only_stale_resizers():
     ctl.housekeeping()
     assert 50 not in backend.jobs  # left behind long ago: cancelled
     assert 51 in backend.jobs  # another service's live expansion: not ours to cancel
+
+
+def test_slurm_unavailable_answers_no_action_and_keeps_what_is_in_flight():
+    from slurm_ext.errors import SlurmUnavailable
+
+    backend, ctl = make()
+    backend.add(1, 1)
+    backend.add(2, 1)
+    d = ctl.check(check(1, 1, list(backend.jobs[1].nodes), hi=2))
+    assert d.action == "expand"
+
+    def down() -> None:
+        raise SlurmUnavailable("squeue: Failed while looking for jobs")
+
+    backend.snapshot = down  # slurmctld goes away
+    time.sleep(0.1)  # older than the cache's 0.05 s: the next read goes to "Slurm"
+    answer = ctl.check(check(2, 1, list(backend.jobs[2].nodes), hi=1))
+    assert answer.action == "none" and "Slurm unavailable" in answer.reason
+    ctl.housekeeping()
+    assert ctl.inflight.get(1) is not None  # not dropped as "job gone"

@@ -66,7 +66,7 @@ def test_errors_are_one_line():
         ["simulate", "sensitivity", "--delta-values", "x"],
     ):
         r = runner.invoke(app, args)
-        assert r.exit_code == 1
+        assert r.exit_code == 2
         assert r.output.strip().startswith("error: ") and len(r.output.strip().splitlines()) == 1
 
 

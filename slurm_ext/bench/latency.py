@@ -224,10 +224,6 @@ def worker(cycles: int, no_action: int, state_mb: float, settle: float = 2.0) ->
 
 
 # -- CLI -------------------------------------------------------------------------------------
-bench_app = typer.Typer(help="Benchmarks on the live local cluster.", no_args_is_help=True)
-
-
-@bench_app.command("latency")
 def latency_cmd(
     strategy: Annotated[
         str, typer.Option(help="How the service grows the job: merge (resizer job) or expander (second job)")

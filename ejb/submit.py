@@ -1,0 +1,254 @@
+"""``ejb-submit``: sbatch's command line, with Elastic Job Bundling where it helps.
+
+The job is read the way sbatch reads it (options, then ``#SBATCH`` lines of the script; the command
+line wins) plus EJB's own knobs (``--ejb-min-procs``, ``--ejb-o-max``, ``--ejb-migration``, or an
+``#EJB`` line in the script). Before anything is submitted, ``sbatch --test-only`` checks the job:
+what Slurm rejects gets sbatch's own error and nothing is submitted. A job EJB cannot help (too
+small, starts now anyway, not written against ``dmr``) or any job while the EJB manager is not
+running goes to plain sbatch, exactly as typed, with one line saying why: never a lost job.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from slurm_ext.slurm.parse import parse_test_only
+
+USAGE = """\
+usage: ejb-submit [sbatch options] [--ejb-min-procs N] [--ejb-o-max N] [--ejb-migration S] script [args...]
+       ejb-submit [sbatch options] --wrap "command"
+
+Submit a job as sbatch would; if it would wait in the queue and is written against dmr (DMR's
+runtime, `dmr-run`), the EJB manager starts it now in subjobs shaped to the free slots and bundles
+them back into one application. Otherwise (or with the manager down) the job goes to sbatch as typed.
+
+EJB options (also as an `#EJB --min-procs 8 --o-max 4` line in the script):
+  --ejb-min-procs N     smallest job (processors) worth bundling [default 8, the paper's]
+  --ejb-o-max N         most ranks per core in a subjob [default 8]
+  --ejb-migration S     seconds a migration costs the job, for the manager's choices [default 120]
+  --ejb-manager H:P     the EJB manager [default $EJB_MANAGER or 127.0.0.1:7118]
+Every other option is sbatch's (see `man sbatch`), e.g. -N, -n, --ntasks-per-node, -c, -t, -p, -J,
+-o, -e, -A, -q, -D, --export, --wrap, -d, --parsable.
+"""
+
+DEFAULT_MANAGER = "127.0.0.1:7118"
+# sbatch options that take no value; every other option written without "=" takes the next word
+FLAGS = {
+    "--parsable", "--exclusive", "-H", "--hold", "--test-only", "-Q", "--quiet", "-v", "--verbose",
+    "-W", "--wait", "--requeue", "--no-requeue", "-O", "--overcommit", "-s", "--oversubscribe",
+    "--contiguous", "--spread-job", "--use-min-nodes", "--ignore-pbs", "--no-kill", "-k", "-h", "--help",
+    "-V", "--version", "--usage",
+}  # fmt: skip
+EJB_OPTIONS = {"--ejb-min-procs": "min_procs", "--ejb-o-max": "o_max", "--ejb-migration": "migration",
+               "--ejb-manager": "manager"}  # fmt: skip
+DMR_MARKERS = re.compile(r"\bdmr-run\b|-m\s+dmr\b|\bimport\s+dmr\b|\bfrom\s+dmr\b")
+
+
+class SubmitError(Exception):
+    """A user mistake: one line, exit code 2."""
+
+
+@dataclass
+class Request:
+    """What ``ejb-submit`` was asked: sbatch's words (EJB's removed) and what EJB needs of them."""
+
+    sbatch_args: list[str]  # options for sbatch, as typed (EJB options removed)
+    script: Path | None  # the batch script (None with --wrap)
+    script_args: list[str]
+    options: dict[str, str] = field(default_factory=dict)  # effective sbatch options (long names)
+    ejb: dict[str, str] = field(default_factory=dict)
+    wrap: str | None = None
+
+    @property
+    def parsable(self) -> bool:
+        return "parsable" in self.options
+
+
+_LONG = {"-N": "nodes", "-n": "ntasks", "-c": "cpus-per-task", "-t": "time", "-p": "partition",
+         "-J": "job-name", "-o": "output", "-e": "error", "-A": "account", "-q": "qos", "-D": "chdir",
+         "-d": "dependency"}  # fmt: skip
+
+
+def _split(words: list[str], stop_at_script: bool) -> tuple[list[tuple[str, str | None]], list[str]]:
+    """Options as (name, value) pairs, and what follows them (script and its arguments)."""
+    opts: list[tuple[str, str | None]] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if not w.startswith("-") or w == "-":
+            if stop_at_script:
+                break
+            i += 1
+            continue
+        if w.startswith("--") and "=" in w:
+            name, value = w.split("=", 1)
+            opts.append((name, value))
+        elif w in FLAGS:
+            opts.append((w, None))
+        elif not w.startswith("--") and len(w) > 2:  # -N4
+            opts.append((w[:2], w[2:]))
+        else:
+            if i + 1 >= len(words):
+                raise SubmitError(f"option {w} needs a value")
+            opts.append((w, words[i + 1]))
+            i += 1
+        i += 1
+    return opts, words[i:]
+
+
+def _directives(script: Path) -> tuple[list[str], list[str]]:
+    """``#SBATCH`` and ``#EJB`` words of a script, read as sbatch does: up to the first command."""
+    sbatch: list[str] = []
+    ejb: list[str] = []
+    for n, line in enumerate(script.read_text(errors="replace").splitlines()):
+        stripped = line.strip()
+        if n == 0 and stripped.startswith("#!"):
+            continue
+        if stripped and not stripped.startswith("#"):
+            break
+        for tag, into in (("#SBATCH", sbatch), ("#EJB", ejb)):
+            if stripped.startswith(tag + " ") or stripped == tag:
+                into += shlex.split(stripped[len(tag) :], comments=True)
+    return sbatch, ejb
+
+
+def parse(argv: list[str]) -> Request:
+    opts, rest = _split(argv, stop_at_script=True)
+    sbatch_args = argv[: len(argv) - len(rest)]
+    ejb: dict[str, str] = {}
+    options: dict[str, str] = {}
+    wrap = None
+    for name, value in opts:
+        if name in EJB_OPTIONS:
+            ejb[EJB_OPTIONS[name]] = str(value)
+    # sbatch gets exactly what was typed, without EJB's words
+    kept: list[str] = []
+    skip = False
+    for w in sbatch_args:
+        if skip:
+            skip = False
+            continue
+        name = w.split("=", 1)[0]
+        if name in EJB_OPTIONS:
+            skip = "=" not in w
+            continue
+        kept.append(w)
+    script = None
+    script_args: list[str] = []
+    directive_opts: list[tuple[str, str | None]] = []
+    if any(n == "--wrap" for n, _ in opts):
+        wrap = next(v for n, v in opts if n == "--wrap")
+        if rest:
+            raise SubmitError("give either a script or --wrap, not both")
+    else:
+        if not rest:
+            raise SubmitError("no batch script given (and no --wrap); see ejb-submit --help")
+        script, script_args = Path(rest[0]), rest[1:]
+        if not script.is_file():
+            raise SubmitError(f"unable to open file {script}")
+        words, ejb_words = _directives(script)
+        directive_opts, _ = _split(words, stop_at_script=False)
+        for name, value in _split(ejb_words, stop_at_script=False)[0]:
+            key = EJB_OPTIONS.get("--ejb-" + name.lstrip("-"))
+            if key is None:
+                raise SubmitError(f"unknown #EJB option {name} in {script}")
+            ejb.setdefault(key, str(value))
+    for name, value in [*directive_opts, *opts]:  # the command line wins
+        long = _LONG.get(name, name.lstrip("-"))
+        options[long] = "" if value is None else value
+    return Request(kept, script, script_args, options, ejb, wrap)
+
+
+# -- what Slurm and the manager say --------------------------------------------------------------
+def _sbatch(args: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["sbatch", *args], capture_output=True, text=True, check=False)
+
+
+def _script_words(req: Request) -> list[str]:
+    return ["--wrap", req.wrap] if req.wrap is not None else [str(req.script), *req.script_args]
+
+
+def _procs(req: Request) -> int:
+    o = req.options
+    try:
+        if "ntasks" in o:
+            tasks = int(o["ntasks"])
+        else:
+            nodes = int(o.get("nodes", "1").split("-")[0])
+            tasks = nodes * int(o.get("ntasks-per-node", "1"))
+        return tasks * int(o.get("cpus-per-task", "1"))
+    except ValueError:
+        return 0
+
+
+def _manager_up(address: str) -> bool:
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=1.0):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+def _uses_dmr(req: Request) -> bool:
+    text = req.wrap if req.wrap is not None else req.script.read_text(errors="replace")  # type: ignore[union-attr]
+    return bool(DMR_MARKERS.search(text or ""))
+
+
+def not_bundled_because(req: Request, starts_in: float | None) -> str | None:
+    """Why EJB leaves this job to sbatch (None: EJB would bundle it)."""
+    min_procs = int(req.ejb.get("min_procs", 8))
+    if (procs := _procs(req)) < min_procs:
+        return f"{procs} processor(s), fewer than --ejb-min-procs {min_procs}"
+    if starts_in is not None and starts_in <= 5:
+        return "it starts now anyway (sbatch --test-only)"
+    if not _uses_dmr(req):
+        return "the script does not run its application with dmr (no dmr-run / import dmr)"
+    manager = req.ejb.get("manager") or os.environ.get("EJB_MANAGER") or DEFAULT_MANAGER
+    if not _manager_up(manager):
+        return f"warning: the EJB manager at {manager} is not running"
+    return "the EJB manager is not available in this release yet"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help", "--usage"):
+        print(USAGE, end="")
+        return 0 if argv else 2
+    try:
+        req = parse(argv)
+        for key in ("min_procs", "o_max"):
+            if key in req.ejb and not req.ejb[key].isdigit():
+                flag = "--ejb-" + key.replace("_", "-")
+                raise SubmitError(f"{flag} must be a positive integer, got {req.ejb[key]!r}")
+    except SubmitError as exc:
+        print(f"ejb-submit: error: {exc}", file=sys.stderr)
+        return 2
+    words = _script_words(req)
+    test = _sbatch(["--test-only", *[a for a in req.sbatch_args if a != "--parsable"], *words])
+    if test.returncode != 0:  # Slurm's own verdict, word for word; nothing submitted
+        sys.stderr.write(test.stderr)
+        return test.returncode
+    try:
+        starts_in: float | None = parse_test_only(test.stderr + test.stdout)[0].timestamp() - time.time()
+    except ValueError:
+        starts_in = None  # an sbatch whose --test-only line we cannot read: decide without it
+    why = not_bundled_because(req, starts_in)
+    res = _sbatch([*req.sbatch_args, *words])
+    sys.stdout.write(res.stdout)
+    sys.stderr.write(res.stderr)
+    if res.returncode == 0 and why is not None:
+        print(f"ejb-submit: submitted with plain sbatch: {why}", file=sys.stderr)
+    return res.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

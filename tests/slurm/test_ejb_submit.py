@@ -1,0 +1,57 @@
+"""ejb-submit on the real cluster: sbatch's output and errors, and never a lost job."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+pytestmark = pytest.mark.slurm
+
+
+def ejb_submit(*args: str, env: dict | None = None, cwd=None) -> subprocess.CompletedProcess[str]:  # noqa: ANN001
+    return subprocess.run(["ejb-submit", *args], capture_output=True, text=True, timeout=60, env=env, cwd=cwd)
+
+
+def queue(slurm) -> set[int]:  # noqa: ANN001
+    return {j.job_id for j in slurm.snapshot().jobs}
+
+
+def test_scripts_directives_and_wrap_are_submitted_as_sbatch_would(slurm, jobs, tmp_path):
+    path = tmp_path / "job.sh"
+    path.write_text("#!/bin/bash\n#SBATCH -N 1\n#SBATCH -J from-directive\n#SBATCH -o /dev/null\nsleep 30\n")
+    res = ejb_submit("-t", "2", str(path), env=slurm.cmd.env)
+    assert res.returncode == 0, res.stderr
+    job_id = int(re.fullmatch(r"Submitted batch job (\d+)\n", res.stdout).group(1))
+    jobs.ids.append(job_id)
+    job = slurm.job(job_id)
+    assert job.name == "from-directive" and job.time_limit == 120
+    assert "submitted with plain sbatch: 1 processor(s)" in res.stderr
+    res = ejb_submit("--parsable", "-N", "1", "-o", "/dev/null", "--ejb-o-max", "2", "--wrap", "sleep 30",
+                     env=slurm.cmd.env)  # fmt: skip
+    assert res.returncode == 0 and re.fullmatch(r"\d+\n", res.stdout), res
+    jobs.ids.append(int(res.stdout))
+
+
+def test_what_slurm_rejects_gets_sbatchs_error_and_nothing_is_submitted(slurm, jobs):
+    before = queue(slurm)
+    res = ejb_submit("-p", "no-such-partition", "--wrap", "true", env=slurm.cmd.env)
+    assert res.returncode != 0 and "invalid partition" in res.stderr.lower()
+    res = ejb_submit("-N", "1", env=slurm.cmd.env)
+    assert res.returncode == 2 and "no batch script" in res.stderr
+    assert queue(slurm) == before
+
+
+def test_a_waiting_dmr_job_with_the_manager_down_still_goes_to_sbatch(slurm, jobs, tmp_path, local_cluster):
+    filler = jobs.submit(local_cluster.cfg.nodes, name="filler")
+    jobs.wait_running(filler)
+    path = tmp_path / "dmr.sh"
+    path.write_text("#!/bin/bash\n#SBATCH -o /dev/null\ndmr-run -- python -m apps.fs --steps 1\n")
+    res = ejb_submit("-N", "4", "--ntasks-per-node", "2", "--ejb-manager", "127.0.0.1:1", str(path),
+                     env=slurm.cmd.env)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    job_id = int(res.stdout.split()[-1])
+    jobs.ids.append(job_id)
+    assert "warning: the EJB manager at 127.0.0.1:1 is not running" in res.stderr
+    assert not slurm.job(job_id).is_running  # queued behind the filler, as sbatch would

@@ -1,0 +1,59 @@
+"""Who may act on a job: the kernel names a local peer; only a job's owner (or root) may resize it."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+
+from users import as_user
+
+from slurm_ext import protocol as p
+from slurm_ext.service import Server
+from slurm_ext.service.auth import peer_from_socket, user_uid
+
+from .test_service import check, make
+
+
+def test_the_kernel_names_the_peer_of_a_local_connection():
+    for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        with socket.socket(family) as listener:
+            listener.bind((host, 0))
+            listener.listen()
+            with socket.create_connection(listener.getsockname()[:2]):
+                accepted, _ = listener.accept()
+                with accepted:
+                    peer = peer_from_socket(accepted)
+        assert peer.uid == os.getuid() and peer.how == "kernel"
+
+
+def test_another_user_cannot_resize_ack_or_commit_for_my_job(other_user):
+    backend, ctl = make()
+    backend.add(1, 1, user="root")
+    backend.add(2, 1, user=other_user)
+    server = Server(ctl, port=0)
+    server.start()
+    try:
+        refused = as_user(other_user, server.address, check(1, 1, list(backend.jobs[1].nodes), hi=1))
+        assert isinstance(refused, p.Error) and "permission denied: job 1 belongs to root" in refused.message
+        assert ctl.inflight.get(1) is None and ctl.counters["refused"] == 1
+        # the owner is answered
+        mine = as_user(other_user, server.address, check(2, 1, list(backend.jobs[2].nodes), hi=1))
+        assert isinstance(mine, p.Decision), mine
+        # root's job is growing: even with its token leaked, nobody else may ack, commit or shrink it
+        ctl_check = ctl.check(check(1, 1, list(backend.jobs[1].nodes), hi=2))
+        assert ctl_check.action == "expand", ctl_check
+        for forged in (
+            p.Ack(job_id=1, token=ctl_check.token, rank=1),
+            p.Commit(job_id=1, token=ctl_check.token, ok=False),
+            p.ShrinkReady(job_id=1, token=ctl_check.token, acks=0),
+        ):
+            answer = as_user(other_user, server.address, forged)
+            assert isinstance(answer, p.Error) and "permission denied" in answer.message, (forged, answer)
+        assert ctl.inflight.get(1) is not None  # untouched by the forgeries
+        assert ctl.commit(p.Commit(job_id=1, token=ctl_check.token, ok=True)).ok  # the owner's side
+    finally:
+        server.stop()
+    log_uid = user_uid(other_user)
+    assert log_uid is not None and log_uid != 0
+    assert json.loads(ctl.status().encode())["counters"]["refused"] == 4

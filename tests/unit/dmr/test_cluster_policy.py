@@ -1,0 +1,86 @@
+"""Policies on the whole cluster: specs declared at submission, decisions that wait for their job."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from slurm_ext import protocol as p
+from slurm_ext.decisions import Shrink
+from slurm_ext.model import MalleableSpec
+from slurm_ext.policies import make_policy
+from slurm_ext.service import Controller, ServiceOptions
+
+from .memory_backend import MemoryBackend
+from .test_service import check
+
+
+def test_comment_declares_a_range():
+    spec = MalleableSpec.from_comment("project x dmr:min=2,max=16,factor=2,preferred=8")
+    assert spec == MalleableSpec(2, 16, 2, 8)
+    assert MalleableSpec.from_comment(spec.to_comment()) == spec
+    for bad in ("", "dmr:", "dmr:min=0,max=4", "dmr:min=4,max=2", "dmr:min=a,max=4", "dmrx:min=1,max=2"):
+        assert MalleableSpec.from_comment(bad) is None, bad
+
+
+def setup(policy: str = "minagree") -> tuple[MemoryBackend, Controller]:
+    backend = MemoryBackend(4)
+    job = backend.add(1, 4)
+    backend.jobs[1] = replace(job, malleable=MalleableSpec(1, 4))  # declared with --comment
+    backend.add(2, 2, pending=True)
+    return backend, Controller(backend, make_policy(policy), ServiceOptions(snapshot_interval=0.05))
+
+
+def test_a_resize_decided_while_the_job_is_not_asking_waits_for_its_check():
+    backend, ctl = setup()
+    ctl.plan_cluster()
+    decision, size, _ = ctl.waiting[1]
+    assert isinstance(decision, Shrink) and decision.for_job == 2 and size == 4
+    assert ("raise_priority", 2) in backend.calls  # the job the policy would start now
+    time.sleep(0.1)
+    answer = ctl.check(check(1, 4, ["n1", "n2", "n3", "n4"]))
+    assert answer.action == "shrink" and answer.new_size == 2, answer
+
+
+def test_kept_decisions_expire_and_follow_the_job():
+    backend, ctl = setup()
+    ctl.plan_cluster()
+    view = ctl._view(ctl.cache.fresh(), None)
+    job = view.job(1)
+    assert ctl._waiting_for(replace(job, node_count=2), view) is None  # made at another size: dropped
+    ctl.plan_cluster()
+    ctl.waiting[1] = (*ctl.waiting[1][:2], time.monotonic() - 1)
+    assert ctl._waiting_for(job, view) is None  # expired
+    ctl.plan_cluster()
+    started = replace(
+        view, jobs=tuple(replace(j, state=job.state) if j.job_id == 2 else j for j in view.jobs)
+    )
+    assert ctl._waiting_for(job, started) is None  # its beneficiary started meanwhile
+    ctl.plan_cluster()
+    assert ctl._waiting_for(job, view) is not None
+
+
+def test_the_asking_jobs_own_declaration_wins():
+    _, ctl = setup("dmr")
+    ctl.check(check(1, 4, ["n1", "n2", "n3", "n4"], lo=4, hi=4))
+    assert ctl.declared[1] == MalleableSpec(4, 4)
+    assert ctl._view(ctl.cache.fresh(), None).job(1).malleable == MalleableSpec(4, 4)
+
+
+def test_a_job_that_stopped_scaling_is_not_grown_again():
+    from .test_service import make
+
+    backend, ctl = make(nodes=8, min_efficiency=0.6)
+    backend.add(1, 1)
+    backend.add(9, 6)  # a rigid job: one node is free
+    first = ctl.check(check(1, 1, ["n1"], hi=8, step_seconds=10.0))
+    assert first.action == "expand" and first.new_size == 2, first
+    assert ctl.commit(p.Commit(job_id=1, token=first.token, ok=True)).ok
+    del backend.jobs[9]  # the rigid job ends: room to grow to 8
+    time.sleep(0.15)  # older than the service's snapshot cache
+    nodes = list(backend.jobs[1].nodes)
+    # on 2 nodes its step takes 9.5 s instead of 10: efficiency (10 / 9.5) / 2 = 0.53
+    refused = ctl.check(check(1, 2, nodes, hi=8, step_seconds=9.5))
+    assert refused.action == "none" and "parallel efficiency of 0.53" in refused.reason, refused
+    ctl.options = replace(ctl.options, min_efficiency=0.0)  # the feedback off: it grows
+    assert ctl.check(check(1, 2, nodes, hi=8, step_seconds=9.5)).action == "expand"
