@@ -2,7 +2,7 @@
 
 - base ``elastic-slurm-base:<suite>-<hash>``: ``debootstrap --variant=minbase`` + ``docker import``;
 - ``elastic-slurm:<release>-<hash>``: ``docker/Dockerfile`` on that base (Slurm, munge, MariaDB, Python,
-  PyPI's mpich and mpi4py wheels downloaded here on the host and installed offline).
+  and the toolkit's dependencies as PyPI wheels downloaded here on the host and installed offline).
 
 Each tag is a hash of what goes into the image, so an image that exists is never built again (a second
 build is a ``docker image inspect``); the only cache is Docker's image store. ``elastic-slurm:<release>``
@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,11 +31,10 @@ IMAGE_REPO = "elastic-slurm"
 BASE_REPO = "elastic-slurm-base"
 # Bump when the base recipe below changes (it is part of the base's hash).
 BASE_RECIPE = "minbase+policy-rc.d+no-check-valid-until+v1"
-# PyPI wheels installed in every image: MPI (Debian's MPICH cannot join worlds under srun) and what the
-# toolkit itself imports (the repository is mounted into the login and node containers), with their
-# dependencies; python-hostlist has no wheel on PyPI, so it is built here (pure Python).
-WHEELS = ("mpi4py==4.1.2", "mpich==5.0.2", "numpy==2.4.6", "typer==0.29.2")
-PURE_SDISTS = ("python-hostlist==2.3.0",)
+# The toolkit's own dependencies (pyproject.toml) are installed in every image from PyPI wheels: the
+# repository is mounted into the login and node containers and runs there (MPI through PyPI's mpich:
+# Debian's MPICH cannot join worlds under srun). A package without wheels is built here (pure Python).
+NO_WHEEL = ("python-hostlist",)
 IMAGE_INPUTS = ("Dockerfile", "entrypoint.sh")
 PYTHON_LABEL = "org.elastic-slurm.python"
 WHEEL_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "elastic-slurm" / "wheels"
@@ -135,23 +135,31 @@ def image_python(tag: str) -> str:
     return res.stdout.strip()
 
 
+def requirements() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(wheels, pure-Python sdists): ``[project].dependencies`` of pyproject.toml, as written there."""
+    deps = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    sdists = tuple(d for d in deps if re.split(r"[<>=!~; \[]", d, maxsplit=1)[0].lower() in NO_WHEEL)
+    return tuple(d for d in deps if d not in sdists), sdists
+
+
 def download_wheels(python: str, progress: Progress = _quiet) -> Path:
     """PyPI wheels for ``python`` (pip inside a build cannot verify HTTPS here), cached on the host."""
-    dest = WHEEL_CACHE / f"py{python}"
+    wheels, sdists = requirements()
+    dest = WHEEL_CACHE / f"py{python}-{_digest(*wheels, *sdists)}"
     done = dest / ".complete"
-    wanted = "\n".join(WHEELS + PURE_SDISTS)
-    if done.is_file() and done.read_text() == wanted:
+    if done.is_file():
         return dest
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
-    progress(f"pip download {' '.join(WHEELS + PURE_SDISTS)} for Python {python}")
+    progress(f"pip download {' '.join(wheels + sdists)} for Python {python}")
     quiet = ["-q", "--disable-pip-version-check"]
     binary = ["--only-binary=:all:", "--python-version", python]
     _run(
-        [*_pip(), "download", *quiet, *binary, "-d", str(dest), *WHEELS], f"pip download for Python {python}"
+        [*_pip(), "download", *quiet, *binary, "-d", str(dest), *wheels], f"pip download for Python {python}"
     )
-    _run([*_pip(), "wheel", *quiet, "--no-deps", "-w", str(dest), *PURE_SDISTS], "pip wheel")
-    done.write_text(wanted)
+    if sdists:
+        _run([*_pip(), "wheel", *quiet, "--no-deps", "-w", str(dest), *sdists], "pip wheel")
+    done.touch()
     return dest
 
 
@@ -163,7 +171,8 @@ def _pip() -> list[str]:
 
 def image_tag(rel: ReleaseSpec, base: str, python: str) -> str:
     inputs = [(DOCKER_DIR / name).read_bytes() for name in IMAGE_INPUTS]
-    return f"{IMAGE_REPO}:{rel.release}-{_digest(base, python, *WHEELS, *PURE_SDISTS, *inputs)}"
+    wheels, sdists = requirements()
+    return f"{IMAGE_REPO}:{rel.release}-{_digest(base, python, *wheels, *sdists, *inputs)}"
 
 
 def alias(rel: ReleaseSpec) -> str:

@@ -1,6 +1,6 @@
 """The main demo (`slurm-ext demo --docker`) in the dockerized cluster: the Slurm adapter resizes a job,
 then Flexible Sleep under the DMR control service grows across containers, shrinks for a rigid job and
-finishes with its state intact."""
+finishes with its state intact. With permit_job_expansion FS grows by merge, without it by expander jobs."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import sys
 import pytest
 
 from slurm_ext.containers.cluster import DockerCluster
+
+from .conftest import EXPANSION
 
 pytestmark = pytest.mark.docker
 
@@ -24,6 +26,9 @@ def test_main_demo_in_the_login_container(docker_cluster: DockerCluster) -> None
     )
     out = res.stdout + res.stderr
     assert res.returncode == 0, out[-3000:]
-    assert "expand 2 -> 4 nodes" in out  # part 1: the adapter, across containers
+    if EXPANSION:
+        assert "expand 2 -> 4 nodes" in out and "expand strategy merge" in out  # part 1: the adapter
+    else:
+        assert "shrinking only" in out and "expand strategy expander" in out
     assert "FS job" in out and "RUNNING on 2 node(s)" in out  # part 2: FS grew to a second container
     assert "state checksum intact" in out and "left behind: none" in out

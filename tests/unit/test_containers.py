@@ -96,3 +96,14 @@ def test_docker_commands_have_help() -> None:
     for args in (["cluster", "up"], ["cluster", "down"], ["cluster", "status"], ["cluster", "images"]):
         r = runner.invoke(app, [*args, "--help"])
         assert r.exit_code == 0 and "docker" in r.output.lower()
+
+
+def test_images_install_every_dependency_of_the_toolkit() -> None:
+    import tomllib
+
+    from slurm_ext.config import PROJECT_ROOT
+
+    deps = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    wheels, sdists = images.requirements()
+    assert sorted(wheels + sdists) == sorted(deps) and any(d.startswith("mpich") for d in wheels)
+    assert all(d.startswith(images.NO_WHEEL) for d in sdists)
