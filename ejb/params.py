@@ -11,7 +11,7 @@
   order; ``False`` serves all in arrival order. The paper leaves this order open;
 * ``drop_dominated_j0`` -- an extension, off by default (the paper keeps ``J_0`` queued
   until the application completes): withdraw ``J_0`` as soon as its start could no longer
-  win the comparison of section 3.3 (see :meth:`ejb.manager.EJBScheduler.j0_dominated`).
+  win the comparison of section 3.3 (see :meth:`ejb.scheduler.EJBScheduler.j0_dominated`).
 """
 
 from __future__ import annotations

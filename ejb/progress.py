@@ -122,20 +122,35 @@ def build_plan(target: Target, params: EJBParams, launch: float, members: Sequen
     )
     times = sorted(p for p in points if math.isfinite(p) and p >= launch)
     by_key = {m.key: m for m in members}
+    items = [(k, m.procs) for k, m in by_key.items()]
+    p_t, limit, delta = target.procs, target.limit, params.delta
+    q_min = min_procs(target, params)
 
     def in_window(t: float) -> bool:
-        return any(s <= t < e for s, e in windows)
+        for s, e in windows:  # noqa: SIM110 -- a plain loop: any() over a generator is slower here
+            if s <= t < e:
+                return True
+        return False
 
-    def usable(t: float) -> tuple[int, tuple[int, ...]]:
-        keys = tuple(k for k in by_key if usable_from[k] <= t < usable_until[k])
-        return min(target.procs, sum(by_key[k].procs for k in keys)), keys
-
-    def rate_at(t: float) -> tuple[float, int, tuple[int, ...]]:
-        q, keys = usable(t)
+    def state_at(t: float) -> tuple[float, int, tuple[int, ...], bool]:
+        """(rate, usable processors, their subjobs, migrating) at ``t``; the hot path, so
+        eq. (1)-(2) (:func:`runtime_on`) is inlined here."""
+        total = 0
+        keys = []
+        for k, procs in items:
+            if usable_from[k] <= t < usable_until[k]:
+                total += procs
+                keys.append(k)
+        q = p_t if total > p_t else total
         if in_window(t):
-            return 0.0, q, keys
-        rt = runtime_on(target, q, params)
-        return (0.0 if math.isinf(rt) else 1.0 / rt), q, keys
+            return 0.0, q, tuple(keys), True
+        if q >= p_t:
+            rt = limit
+        elif q < q_min or q <= 0:
+            return 0.0, q, tuple(keys), False
+        else:
+            rt = delta * math.ceil(p_t / q) * limit
+        return (0.0 if math.isinf(rt) else 1.0 / rt), q, tuple(keys), False
 
     segments: list[Interval] = []
     done = 0.0
@@ -151,7 +166,7 @@ def build_plan(target: Target, params: EJBParams, launch: float, members: Sequen
             end = by_key[key].end
             if end <= launch:
                 continue
-            rate, _, _ = rate_at(max(when, launch))
+            rate = state_at(max(when, launch))[0]
             if rate > 0 and done + rate * (end - max(t, when)) >= 1.0 - _EPS:
                 continue  # completes before the subjob ends: no migration needed
             start = max(when, launch)
@@ -163,14 +178,14 @@ def build_plan(target: Target, params: EJBParams, launch: float, members: Sequen
         nxt = times[i] if i < len(times) else math.inf
         if li < len(leave_checks):
             nxt = min(nxt, max(leave_checks[li][0], t + _EPS))
-        rate, q, keys = rate_at(t)
-        kind = IntervalKind.MIGRATE if in_window(t) else IntervalKind.RUN
+        rate, q, keys, migrating = state_at(t)
+        kind = IntervalKind.MIGRATE if migrating else IntervalKind.RUN
         if rate > 0 and done + rate * (nxt - t) >= 1.0 - _EPS:
             completion = t + (1.0 - done) / rate
             segments.append(Interval(kind, t, completion - t, q, rate, keys))
             break
         if math.isinf(nxt):
-            if kind is IntervalKind.MIGRATE or rate == 0:
+            if migrating or rate == 0:
                 segments.append(Interval(kind, t, math.inf, q, 0.0, keys))
             break
         segments.append(Interval(kind, t, nxt - t, q, rate, keys))

@@ -1,4 +1,4 @@
-"""Connects EJB-sched (:mod:`ejb.manager`) to the trace-driven simulator (paper section 5).
+"""Connects EJB-sched (:mod:`ejb.scheduler`) to the trace-driven simulator (paper section 5).
 
 The simulator's EASY scheduler stays unchanged: subjobs are ordinary jobs that it queues and
 backfills. This module only translates:
@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ejb.actions import Action, CancelSubjob, Migrate, SubmitSubjob
-from ejb.manager import EJBScheduler, ElasticJob
 from ejb.model import ElasticState, Target
 from ejb.params import EJBParams
+from ejb.scheduler import EJBScheduler, ElasticJob
 from ejb.slots import slots_from_view
 from slurm_ext.sim import Controller, Simulator
 

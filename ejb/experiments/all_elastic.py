@@ -67,17 +67,35 @@ def table4(records: list[ElasticRecord]) -> dict[str, float]:
     The paper's "on average" figures match means of per-job ratios (short jobs weigh as much
     as long ones); the ratios of the totals are given too (``*_total``).
     """
-    keys = ("subjobs", "migrations", "migration_share", "resource_overhead")
     if not records:
+        return table4_columns(*(np.zeros(0) for _ in range(6)))
+    return table4_columns(
+        np.array([r.run for r in records]),
+        np.array([r.migration_time for r in records]),
+        np.array([r.procs * r.run_time for r in records]),
+        np.array([r.proc_seconds for r in records]),
+        np.array([r.subjobs for r in records]),
+        np.array([r.migrations for r in records]),
+    )
+
+
+def table4_columns(
+    run: np.ndarray,
+    mig: np.ndarray,
+    base: np.ndarray,
+    held: np.ndarray,
+    subjobs: np.ndarray,
+    migrations: np.ndarray,
+) -> dict[str, float]:
+    """:func:`table4` from columns: run time, migration time, ``P_t x R_act``, processor-seconds
+    held, subjobs and migrations per elastic job."""
+    keys = ("subjobs", "migrations", "migration_share", "resource_overhead")
+    if len(run) == 0:
         return dict.fromkeys((*keys, "migration_share_total", "resource_overhead_total"), 0.0)
-    run = np.array([r.run for r in records])
-    mig = np.array([r.migration_time for r in records])
-    base = np.array([r.procs * r.run_time for r in records])
-    held = np.array([r.proc_seconds for r in records])
     ok = run > 0
     return {
-        "subjobs": float(np.mean([r.subjobs for r in records])),
-        "migrations": float(np.mean([r.migrations for r in records])),
+        "subjobs": float(np.mean(subjobs)),
+        "migrations": float(np.mean(migrations)),
         "migration_share": float(np.mean(mig[ok] / run[ok])) if ok.any() else 0.0,
         "resource_overhead": float(np.mean(held / base - 1.0)),
         "migration_share_total": float(mig.sum() / run.sum()) if run.sum() else 0.0,

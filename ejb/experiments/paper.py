@@ -61,7 +61,7 @@ TABLE6: dict[str, tuple[float, float]] = {
 def paper_trace(workload_name: str) -> str | None:
     """``"KTH"`` for ``KTH-SP2-1996-2.1-cln.swf.gz`` etc.; None for other workloads."""
     name = workload_name.upper()
-    if "HEAD" in name:  # a prefix of a trace (e.g. the bundled 500 jobs) is not comparable
+    if "HEAD" in name or "WINDOW" in name:  # a part of a trace (e.g. the bundled 500 jobs) is not comparable
         return None
     for key in ("KTH", "CTC", "BLUE", "SDSC"):
         if name.startswith(key) or (key == "BLUE" and "BLUE" in name):

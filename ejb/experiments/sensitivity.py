@@ -51,6 +51,8 @@ def sensitivity(
     points: Sequence[tuple[str, float]] | None = None,
     *,
     sample: int = 1,
+    workers: int = 1,
+    rule: str = "table3",
     progress: Callable[[str], None] | None = None,
 ) -> list[Point]:
     base = base or EJBParams()
@@ -62,7 +64,7 @@ def sensitivity(
             raise ValueError(f"unknown parameter {name!r}; valid: {', '.join(PARAMETERS)}")
         params = replace(base, **{name: int(value) if name == "o_max" else float(value)})
         if params not in cache:
-            cache[params] = one_elastic(workload, params, sample=sample)
+            cache[params] = one_elastic(workload, params, sample=sample, workers=workers, rule=rule)
         r = cache[params]
         tt = r.turnaround
         lo, hi = tt.ci_change

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from heapq import heapify, heappop, heappush
 
 from slurm_ext.decisions import Decision, Expand, Shrink, StartJob
 from slurm_ext.model import Job, Snapshot
@@ -47,7 +48,7 @@ EVOLVING_PREFIX = "evolving:"
 
 
 def evolving_target(job: Job) -> int | None:
-    if job.is_running and job.reason.startswith(EVOLVING_PREFIX):
+    if job.reason and job.is_running and job.reason.startswith(EVOLVING_PREFIX):
         return int(job.reason[len(EVOLVING_PREFIX) :])
     return None
 
@@ -70,14 +71,21 @@ class Running:
         # an evolving job is not malleable: the scheduler may only grant or refuse its ask
         return self.job.malleable is not None and self.ask is None
 
+    # min and max are read for every running job many times per decision: no helper calls
     @property
     def min(self) -> int:
         # A job never shrinks below its min, nor below 1.
-        return max(1, min_size(self.job)) if self.malleable else self.size
+        spec = self.job.malleable
+        if spec is None or self.ask is not None:
+            return self.size
+        return spec.min_nodes if spec.min_nodes > 1 else 1
 
     @property
     def max(self) -> int:
-        return max_size(self.job) if self.malleable else self.size
+        spec = self.job.malleable
+        if spec is None or self.ask is not None:
+            return self.size
+        return spec.max_nodes
 
     @property
     def start(self) -> float:
@@ -99,8 +107,15 @@ class WorkCluster:
         self.now = snap.time
         self.total = snap.total_nodes
         self.free = snap.free
+        # helpers called only where needed: this runs for every running job at every event
         self.running: dict[int, Running] = {
-            j.job_id: Running(j, j.node_count, expected_end(j), evolving_target(j)) for j in snap.running
+            j.job_id: Running(
+                j,
+                j.node_count,
+                j.end_time if j.end_time is not None else expected_end(j),
+                evolving_target(j) if j.reason else None,
+            )
+            for j in snap.running
         }
         self.pending: list[Job] = list(snap.pending)
         self.decisions: list[Decision] = []
@@ -114,14 +129,15 @@ class WorkCluster:
 
     def ending_at(self, t: float, eps: float = 1e-6) -> list[Running]:
         """Running jobs whose expected end is ``t`` (the jobs a reservation at ``t`` waits for)."""
-        return [r for r in self.running.values() if abs(r.end - t) <= eps * max(1.0, abs(t))]
+        tol = eps * max(1.0, abs(t))
+        return [r for r in self.running.values() if abs(r.end - t) <= tol]
 
     # --- actions (recorded in order) ------------------------------------------------------
     def start(self, job: Job, nodes: int, reason: str) -> None:
         if nodes > self.free:
             raise RuntimeError(f"start job {job.job_id} on {nodes} nodes with {self.free} free")
         self.free -= nodes
-        self.pending.remove(job)
+        _remove_same(self.pending, job)
         self.running[job.job_id] = Running(job, nodes, self.now + scaled_duration(job, nodes))
         self.decisions.append(StartJob(job.job_id, nodes, reason))
 
@@ -180,12 +196,14 @@ class WorkCluster:
             return False
         target = {d.job_id: d.size for d in donors}
         if largest_first:
+            # one node at a time from the donor then holding the most (ties: higher job id)
+            heap = [(-d.size, -d.job_id, d.min) for d in donors]
+            heapify(heap)
             for _ in range(short):
-                d = max(
-                    (d for d in donors if target[d.job_id] > d.min),
-                    key=lambda d: (target[d.job_id], d.job_id),
-                )
-                target[d.job_id] -= 1
+                size, neg_id, low = heappop(heap)
+                target[-neg_id] = -size - 1
+                if -size - 1 > low:
+                    heappush(heap, (size + 1, neg_id, low))
         else:
             for d in donors:
                 take = min(d.size - d.min, short)
@@ -199,12 +217,16 @@ class WorkCluster:
         """Give ``nodes`` idle nodes one at a time to the job holding the fewest (capped by max),
         so sizes are equalised (``000_*`` §II, equipartitioning)."""
         target = {r.job_id: r.size for r in jobs}
+        # one node at a time to the job then holding the fewest (ties: earlier start, lower id)
+        heap = [(r.size, r.start, r.job_id, r.max) for r in jobs if r.size < r.max]
+        heapify(heap)
         for _ in range(min(nodes, self.free)):
-            open_ = [r for r in jobs if target[r.job_id] < r.max]
-            if not open_:
+            if not heap:
                 break
-            r = min(open_, key=lambda r: (target[r.job_id], r.start, r.job_id))
-            target[r.job_id] += 1
+            size, start, jid, high = heappop(heap)
+            target[jid] = size + 1
+            if size + 1 < high:
+                heappush(heap, (size + 1, start, jid, high))
         for r in jobs:
             self.resize(r, target[r.job_id], reason, for_job)
 
@@ -231,8 +253,11 @@ class WorkCluster:
         prof = profile or self.profile()
         reserved: list[tuple[Job, float]] = []
         for job in list(self.pending):
+            full = len(reserved) >= depth
+            if full and self.free == 0:
+                break  # nothing can start, nor be reserved, any more
             n = start_size(job)
-            if n > self.total:
+            if n > self.total or (full and n > self.free):
                 continue
             dur = scaled_duration(job, n)
             if n <= self.free and prof.min_free(self.now, self.now + dur) >= n:
@@ -245,6 +270,16 @@ class WorkCluster:
                 prof.reserve(t, dur, n)
                 reserved.append((job, t))
         return reserved
+
+
+def _remove_same(jobs: list[Job], job: Job) -> None:
+    """``jobs.remove(job)`` by identity: list.remove would call the dataclass ``__eq__`` (a
+    comparison of every field) on each job before it; job ids are unique, so the result is the same."""
+    for k, other in enumerate(jobs):
+        if other is job:
+            del jobs[k]
+            return
+    raise ValueError(f"job {job.job_id} is not pending")
 
 
 def leading_starts(cl: WorkCluster, start_size: Callable[[Job], int], reason: str) -> None:

@@ -71,9 +71,10 @@ class DBES(Policy):
         leading_starts(cl, min_size, "DBES: StartNow")
         later = self._start_later(cl)
         self._clear_invalid(cl, later)
+        made = len(cl.decisions)
         self._shrink_phase(cl, later)
-
-        later = self._start_later(cl)
+        if len(cl.decisions) != made:  # unchanged cluster: the same StartLater jobs
+            later = self._start_later(cl)
         self._first_expansion(cl, later)
 
         later = cl.backfill(self.depth, min_size, "DBES: backfill")
@@ -115,7 +116,9 @@ class DBES(Policy):
         return out
 
     def _deps(self, cl: WorkCluster, t: float) -> list[Running]:
-        return [r for r in cl.ending_at(t) if r.malleable]
+        # cl.ending_at(t) filtered, in one pass: called several times per StartLater job
+        tol = 1e-6 * max(1.0, abs(t))
+        return [r for r in cl.running.values() if abs(r.end - t) <= tol and r.malleable]
 
     def _clear_invalid(self, cl: WorkCluster, later: list[tuple[Job, float]]) -> None:
         deps = {job.job_id: {r.job_id for r in self._deps(cl, t)} for job, t in later}

@@ -21,7 +21,8 @@ Sizes are always those reachable from the current size by the job's factor
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from functools import lru_cache
+from operator import attrgetter
 
 from slurm_ext.decisions import Decision, Expand, NoAction, RaisePriority, Shrink
 from slurm_ext.model import Job, MalleableSpec, Snapshot
@@ -32,25 +33,80 @@ _BLOCKED_REASONS = ("dependency", "held", "begintime", "reservation", "partition
 
 def eligible_pending(snap: Snapshot) -> list[Job]:
     """Pending jobs that could start if nodes were free (not resizers, held, or waiting on dependencies)."""
+    pending = snap.pending
+    total = snap.total_nodes
+    # Simulated jobs have no dependency, no reason and fit the machine: checked at C speed.
+    plain = not any(map(_dependency, pending)) and not any(map(_reason, pending))
+    if plain and (not pending or max(map(_node_count, pending)) <= total):
+        return list(pending)
     out = []
-    for job in snap.pending:
-        if "expand" in job.dependency.lower():
+    for job in pending:
+        # empty dependency and reason (every simulated job) need no string search
+        if job.dependency and "expand" in job.dependency.lower():
             continue  # a resizer job: it belongs to a running job's expansion
-        reason = job.reason.lower()
-        if any(r in reason for r in _BLOCKED_REASONS):
-            continue
-        if job.node_count > snap.total_nodes:
+        if job.reason:
+            reason = job.reason.lower()
+            if any(r in reason for r in _BLOCKED_REASONS):
+                continue
+        if job.node_count > total:
             continue  # can never start here: nothing we free helps it
         out.append(job)
     return out
 
 
-@dataclass
-class _Cluster:
-    """Free nodes and pending jobs, updated as decisions in one call consume them."""
+@lru_cache(maxsize=4096)
+def reachable_sizes(spec: MalleableSpec, cur: int) -> tuple[int, ...]:
+    """``spec.sizes(cur)`` (ascending, with ``cur``), memoised: asked for every running job at every event."""
+    return tuple(spec.sizes(cur))
 
-    free: int
-    pending: list[Job]
+
+class _Cluster:
+    """Free nodes and pending jobs, updated as decisions in one call consume them.
+
+    Every question asked of the queue is "the first pending job, in order, whose size is in
+    ``(lo, hi]``": answered from the first position of each size (a few distinct sizes, found
+    at C speed once per call) instead of a scan of the queue per running job.
+    """
+
+    def __init__(self, free: int, pending: list[Job]) -> None:
+        self.free = free
+        self.n_pending = len(pending)
+        self._pending = pending
+        self._sizes: list[int] = []
+        self._first: dict[int, int] | None = None  # size -> position of its first pending job
+
+    def _firsts(self) -> dict[int, int]:
+        if self._first is None:
+            self._sizes = sizes = list(map(_node_count, self._pending))
+            n = len(sizes)
+            # reversed, so that the earliest position of a size is the one that stays
+            self._first = dict(zip(reversed(sizes), range(n - 1, -1, -1), strict=True))
+        return self._first
+
+    def first_sized(self, lo: int, hi: int) -> Job | None:
+        """The first pending job in queue order with ``lo < node_count <= hi``."""
+        if hi <= lo:
+            return None
+        best = -1
+        for size, pos in self._firsts().items():
+            if lo < size <= hi and (best < 0 or pos < best):
+                best = pos
+        return None if best < 0 else self._pending[best]
+
+    def take(self, job: Job) -> None:
+        """Remove ``job``, the first pending job of its size (as :meth:`first_sized` gives)."""
+        first = self._firsts()
+        size = job.node_count
+        try:
+            first[size] = self._sizes.index(size, first[size] + 1)
+        except ValueError:
+            del first[size]
+        self.n_pending -= 1
+
+
+_node_count = attrgetter("node_count")
+_dependency = attrgetter("dependency")
+_reason = attrgetter("reason")
 
 
 class DMRPolicy(Policy):
@@ -90,7 +146,7 @@ class DMRPolicy(Policy):
 
     # -- mode 1 -------------------------------------------------------------------------
     def _requested(self, job: Job, spec: MalleableSpec, cur: int, state: _Cluster) -> list[Decision]:
-        sizes = spec.sizes(cur)
+        sizes = reachable_sizes(spec, cur)
         if spec.min_nodes > cur:
             up = [s for s in sizes if s >= spec.min_nodes and s != cur]
             if not up:
@@ -119,8 +175,8 @@ class DMRPolicy(Policy):
     def _preferred(self, job: Job, spec: MalleableSpec, cur: int, state: _Cluster) -> list[Decision]:
         pref = spec.preferred
         assert pref is not None
-        sizes = spec.sizes(cur)
-        if not state.pending:
+        sizes = reachable_sizes(spec, cur)
+        if not state.n_pending:
             up = [s for s in sizes if s > cur and s - cur <= state.free]
             if up:
                 target = up[-1]
@@ -142,7 +198,7 @@ class DMRPolicy(Policy):
                 Shrink(
                     job.job_id,
                     pref,
-                    f"preferred: {len(state.pending)} pending, shrink to {pref}",
+                    f"preferred: {state.n_pending} pending, shrink to {pref}",
                 )
             ]
             return decisions + self._boost_for(job, cur, pref, state)
@@ -156,44 +212,43 @@ class DMRPolicy(Policy):
 
     # -- mode 3 -------------------------------------------------------------------------
     def _wide(self, job: Job, spec: MalleableSpec, cur: int, state: _Cluster) -> list[Decision]:
-        sizes = spec.sizes(cur)
-        for pend in state.pending:
-            if pend.node_count <= state.free:
-                continue  # it can start without us
-            need = pend.node_count - state.free
-            down = [s for s in sizes if s < cur and cur - s >= need]
-            if down:
-                target = down[-1]
+        sizes = reachable_sizes(spec, cur)
+        free = state.free
+        # A shrink frees at most ``cur - sizes[0]`` nodes: the first pending job that does not fit
+        # now but fits with that many more is the one a shrink lets start.
+        reach = cur - sizes[0]
+        if reach > 0:
+            pend = state.first_sized(free, free + reach)
+            if pend is not None:
+                need = pend.node_count - free
+                target = max(s for s in sizes if cur - s >= need)
                 state.free += cur - target - pend.node_count
-                state.pending.remove(pend)
+                state.take(pend)
                 reason = f"wide: shrink {cur}->{target} lets pending job {pend.job_id} start"
                 return [
                     Shrink(job.job_id, target, reason, for_job=pend.job_id),
                     RaisePriority(pend.job_id, f"takes the nodes freed by job {job.job_id}"),
                 ]
-        if state.free == 0:
+        if free == 0:
             return [NoAction(job.job_id, "wide: no free nodes and no pending job a shrink would start")]
-        fits = [p.job_id for p in state.pending if p.node_count <= state.free]
-        if fits:
-            return [NoAction(job.job_id, f"wide: pending job {fits[0]} fits in the {state.free} free nodes")]
-        up = [s for s in sizes if s > cur and s - cur <= state.free]
-        if not up:
-            return [
-                NoAction(job.job_id, f"wide: {state.free} free cannot grow {cur} by factor {spec.factor}")
-            ]
-        target = up[-1]
+        pend = state.first_sized(0, free)
+        if pend is not None:
+            return [NoAction(job.job_id, f"wide: pending job {pend.job_id} fits in the {free} free nodes")]
+        target = max(s for s in sizes if s - cur <= free)
+        if target == cur:
+            return [NoAction(job.job_id, f"wide: {free} free cannot grow {cur} by factor {spec.factor}")]
         state.free -= target - cur
-        why = "queue empty" if not state.pending else "no pending job fits"
+        why = "queue empty" if not state.n_pending else "no pending job fits"
         return [Expand(job.job_id, target, f"wide: {why}, {cur}->{target}")]
 
     # -- helpers --------------------------------------------------------------------------
     def _boost_for(self, job: Job, cur: int, target: int, state: _Cluster) -> list[Decision]:
         """After a shrink chosen for other reasons: boost the first pending job the freed nodes start."""
         freed = cur - target
-        for pend in state.pending:
-            if state.free < pend.node_count <= state.free + freed:
-                state.free += freed - pend.node_count
-                state.pending.remove(pend)
-                return [RaisePriority(pend.job_id, f"takes the nodes freed by job {job.job_id}")]
+        pend = state.first_sized(state.free, state.free + freed)
+        if pend is not None:
+            state.free += freed - pend.node_count
+            state.take(pend)
+            return [RaisePriority(pend.job_id, f"takes the nodes freed by job {job.job_id}")]
         state.free += freed
         return []

@@ -8,7 +8,7 @@ to check that a backfilled job delays no reservation.
 from __future__ import annotations
 
 import math
-from bisect import bisect_right, insort
+from bisect import bisect_right
 from collections.abc import Iterable
 
 INF = math.inf
@@ -23,19 +23,21 @@ class Profile:
         # An overdue running job (expected end <= now) still holds its nodes: its release is
         # placed just after now, never counted as free now.
         soon = math.nextafter(now, INF)
-        deltas: dict[float, int] = {}
-        for t, n in releases:
-            if n <= 0 or t == INF:
-                continue
-            t = max(t, soon)
-            deltas[t] = deltas.get(t, 0) + n
-        self.times: list[float] = [now]
-        self.free: list[int] = [free_now]
+        rel = sorted((t if t > soon else soon, n) for t, n in releases if n > 0 and t != INF)
+        times: list[float] = [now]
+        free: list[int] = [free_now]
         cur = free_now
-        for t in sorted(deltas):
-            cur += deltas[t]
-            self.times.append(t)
-            self.free.append(cur)
+        last = now  # releases are all after now: equal times merge into one step
+        for t, n in rel:
+            cur += n
+            if t == last:
+                free[-1] = cur
+            else:
+                times.append(t)
+                free.append(cur)
+                last = t
+        self.times = times
+        self.free = free
 
     @property
     def now(self) -> float:
@@ -46,27 +48,40 @@ class Profile:
         i = bisect_right(self.times, t) - 1
         if self.times[i] == t:
             return i
-        insort(self.times, t)
+        self.times.insert(i + 1, t)  # where insort would put it: bisect_right's position
         self.free.insert(i + 1, self.free[i])
         return i + 1
 
     def min_free(self, start: float, end: float) -> int:
         """Fewest free nodes over ``[start, end)``."""
-        i = max(bisect_right(self.times, start) - 1, 0)
-        low = self.free[i]
-        for j in range(i + 1, len(self.times)):
-            if self.times[j] >= end:
-                break
-            low = min(low, self.free[j])
+        times, free = self.times, self.free
+        i = max(bisect_right(times, start) - 1, 0)
+        low = free[i]
+        n = len(times)
+        j = i + 1
+        while j < n and times[j] < end:
+            if free[j] < low:
+                low = free[j]
+            j += 1
         return low
 
     def earliest_start(self, nodes: int, duration: float) -> float:
         """Earliest time at which ``nodes`` stay free for ``duration``; ``inf`` if never."""
-        for i, t in enumerate(self.times):
-            if self.free[i] < nodes:
+        times, free = self.times, self.free
+        n = len(times)
+        k = 0
+        while k < n:
+            if free[k] < nodes:
+                k += 1
                 continue
-            if self.min_free(t, t + duration) >= nodes:
-                return t
+            stop = times[k] + duration
+            j = k + 1
+            while j < n and times[j] < stop and free[j] >= nodes:
+                j += 1
+            if j == n or times[j] >= stop:
+                return times[k]
+            # segment j is short of nodes and lies in the window of every start up to it
+            k = j + 1
         return INF
 
     def reserve(self, start: float, duration: float, nodes: int) -> None:

@@ -130,48 +130,81 @@ class SDPolicy(Policy):
         req = scaled_duration(job, want)
         if req == INF:
             return None
-        mates = [r for r in cl.malleable_running() if self._cap(r) > 0]
-        for k in range(want, max(job.malleable.min_nodes, 1) - 1, -1):
+        # what each mate may lend (fixed during this call): computed once, read many times
+        caps = {r.job_id: self._cap(r) for r in cl.malleable_running()}
+        mates = [r for r in cl.malleable_running() if caps[r.job_id] > 0]
+        # As k falls the job ends later: fewer mates end after it (a shrinking suffix of
+        # ``by_end``) and the idle window grows, so both are followed incrementally.
+        by_end = sorted(mates, key=lambda r: r.end)
+        first = 0  # by_end[first:] are the mates ending at or after the job
+        top = -1  # the largest max_mates caps among them, summed (-1: not computed yet)
+        now, times, free = cl.now, prof.times, prof.free
+        seg, low = 1, free[0]  # idle nodes over [now, end): min of free[:seg]
+        n_times, n_mates = len(times), len(by_end)
+        k, k_min = want, max(job.malleable.min_nodes, 1)
+        while k >= k_min:
             duration = req * want / k
-            end = cl.now + duration
+            end = now + duration
             if end >= static_end:
                 break  # smaller k only ends later (Listing 1: static_end > mall_end)
-            idle = min(cl.free, prof.min_free(cl.now, end))
+            while seg < n_times and times[seg] < end:
+                if free[seg] < low:
+                    low = free[seg]
+                seg += 1
+            idle = min(cl.free, low)
             need = k - idle
+            moved = first
+            while first < n_mates and by_end[first].end < end:
+                first += 1
+            if first == n_mates:
+                break  # no mate ends after the job, nor will one for any smaller k
             if need <= 0:
+                k -= 1
                 continue  # no mate needed: that is a moldable start, not SD-Policy's
+            if top < 0 or moved != first:
+                top = sum(sorted([caps[r.job_id] for r in by_end[first:]], reverse=True)[: self.max_mates])
+            if top < need:
+                # No group of at most max_mates mates lends more than the largest caps together,
+                # and as k falls idle and those caps only fall: every size above idle + top fails.
+                k = idle + top
+                continue
             # the new job must end inside each mate's allocation
             eligible = [r for r in mates if r.end >= end]
-            best = self._best_set(eligible, need, duration, limit)
+            best = self._best_set(eligible, need, duration, limit, caps)
             if best is not None:
                 loans, impact = best
                 return MateChoice(k, duration, loans, impact)
+            k -= 1
         return None
 
     # ------------------------------------------------------------------------------------
     def _best_set(
-        self, mates: list[Running], need: int, duration: float, limit: float
+        self, mates: list[Running], need: int, duration: float, limit: float, caps: dict[int, int]
     ) -> tuple[tuple[tuple[int, int], ...], float] | None:
         def ok(r: Running, a: int) -> float | None:
             p = self.penalty(r, a, duration)
             return p if p < limit else None
 
         # sort by the penalty of lending what is needed (or all it can), keep the first nm
-        ranked = sorted(mates, key=lambda r: (self.penalty(r, min(self._cap(r), need), duration), r.job_id))
+        ranked = sorted(mates, key=lambda r: (self.penalty(r, min(caps[r.job_id], need), duration), r.job_id))
         ranked = ranked[: self.candidate_mates]
         best: tuple[tuple[tuple[int, int], ...], float] | None = None
         for m in range(1, self.max_mates + 1):
             for group in combinations(ranked, m):
-                found = self._split(group, need, ok)
+                found = self._split(group, need, ok, caps)
                 if found is not None and (best is None or found[1] < best[1] - 1e-12):
                     best = found
         return best
 
     def _split(
-        self, group: tuple[Running, ...], need: int, ok: Callable[[Running, int], float | None]
+        self,
+        group: tuple[Running, ...],
+        need: int,
+        ok: Callable[[Running, int], float | None],
+        caps_of: dict[int, int],
     ) -> tuple[tuple[tuple[int, int], ...], float] | None:
         """Best way for ``group`` to lend exactly ``need`` nodes, each mate at least one."""
-        caps = [self._cap(r) for r in group]
+        caps = [caps_of[r.job_id] for r in group]
         if sum(caps) < need or len(group) > need:
             return None
         best: tuple[tuple[tuple[int, int], ...], float] | None = None

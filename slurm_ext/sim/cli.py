@@ -25,12 +25,19 @@ from slurm_ext.sim.registry import policy_names, resolve
 from slurm_ext.sim.result import SimResult
 from slurm_ext.sim.workload import MalleableRule, Workload
 from slurm_ext.workloads import load_workload
+from slurm_ext.workloads.reading import parse_reading
 from slurm_ext.workloads.swf import SwfError
 
 WORKLOAD_HELP = "SWF file (plain or .gz), 'kth-small' (bundled 500-job trace), 'synthetic' or 'esp'."
+READING_HELP = (
+    "How SWF fields are read (slurm_ext.workloads.reading). The default reading: requested"
+    " processors, jobs with no run time skipped, jobs killed at their requested time. 'pyss' or"
+    " 'paper' read as the EJB paper's simulator did; overrides as 'default,size=allocated'."
+)
 
 # Options shared by both commands.
 WorkloadOpt = Annotated[str, typer.Option("--workload", "-w", help=WORKLOAD_HELP)]
+ReadingOpt = Annotated[str, typer.Option("--swf-reading", help=READING_HELP)]
 BaseOpt = Annotated[
     str, typer.Option(help="Base scheduler under a resizing policy (fcfs, easy, backfill[:D]).")
 ]
@@ -61,6 +68,7 @@ def prepare_workload(
     nodes: int | None,
     evolving_fraction: float = 0.0,
     serial_fraction: float = 0.0,
+    swf_reading: str = "default",
 ) -> Workload:
     """Load ``spec`` and make ``malleable_fraction`` of its jobs malleable (factor 2, at max)."""
     if spec.strip().lower() == "esp":
@@ -72,7 +80,7 @@ def prepare_workload(
         return wl
     if evolving_fraction:
         raise ValueError("--evolving-fraction applies to the esp workload only")
-    wl = load_workload(spec, seed=seed, jobs=jobs, nodes=nodes)
+    wl = load_workload(spec, seed=seed, jobs=jobs, nodes=nodes, reading=parse_reading(swf_reading))
     if malleable_fraction > 0:
         wl = MalleableRule(fraction=malleable_fraction, serial_fraction=serial_fraction, seed=seed).apply(wl)
     return wl
@@ -139,6 +147,7 @@ def simulate_cmd(
     nodes: NodesOpt = None,
     resize_overhead: OverheadOpt = 0.0,
     check_period: CheckOpt = None,
+    swf_reading: ReadingOpt = "default",
     out: OutOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
 ) -> None:
@@ -153,6 +162,7 @@ def simulate_cmd(
             nodes=nodes,
             evolving_fraction=evolving_fraction,
             serial_fraction=serial_fraction,
+            swf_reading=swf_reading,
         )
         opts = RunOptions(base, resize_overhead, check_period)
         result, summary = run_one(wl, policy, opts, progress=sys.stderr.isatty())
@@ -191,6 +201,7 @@ def compare_cmd(
     nodes: NodesOpt = None,
     resize_overhead: OverheadOpt = 0.0,
     check_period: CheckOpt = None,
+    swf_reading: ReadingOpt = "default",
     out: OutOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of summaries.")] = False,
 ) -> None:
@@ -209,6 +220,7 @@ def compare_cmd(
             nodes=nodes,
             evolving_fraction=evolving_fraction,
             serial_fraction=serial_fraction,
+            swf_reading=swf_reading,
         )
         opts = RunOptions(base, resize_overhead, check_period)
         runs = [run_one(wl, name, opts, progress=sys.stderr.isatty()) for name in names]

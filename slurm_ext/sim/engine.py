@@ -74,13 +74,13 @@ import time as _time
 from array import array
 from bisect import bisect_left, insort
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from heapq import heappop
 from typing import TYPE_CHECKING, Any
 
 from slurm_ext.decisions import Decision, Expand, NoAction, RaisePriority, Shrink, StartJob
-from slurm_ext.model import MalleableSpec
+from slurm_ext.model import Job, MalleableSpec
 from slurm_ext.sim.core import ARRIVE, CHECK, END, EVOLVE, TIMER, EventQueue
+from slurm_ext.sim.result import SimResult
 from slurm_ext.sim.schedulers import (
     EasyView,
     SchedulerPass,
@@ -88,28 +88,45 @@ from slurm_ext.sim.schedulers import (
     no_scheduler,
     shadow_and_extra,
 )
+from slurm_ext.sim.snapshot import build_snapshot
+from slurm_ext.sim.states import (
+    CANCELLED,
+    CLAIMED,
+    COMPLETED,
+    FUTURE,
+    PENDING,
+    RUNNING,
+    STATE_NAMES,
+    TIMEOUT,
+    Rejected,
+)
 from slurm_ext.sim.workload import INF, EvolvingSpec, SimJob, Workload, speedup
 
 if TYPE_CHECKING:
     from slurm_ext.model import Snapshot
     from slurm_ext.policies.base import Policy
     from slurm_ext.sim.controller import Controller
-    from slurm_ext.sim.result import SimResult
 
-# Job states (small ints in the hot path; names for results).
-FUTURE, PENDING, RUNNING, COMPLETED, TIMEOUT, CANCELLED, CLAIMED = range(7)
-STATE_NAMES = ("FUTURE", "PENDING", "RUNNING", "COMPLETED", "TIMEOUT", "CANCELLED", "CLAIMED")
+# Job states and Rejected live in states.py; named here too, for callers that import them from here.
+__all__ = [
+    "CANCELLED",
+    "CLAIMED",
+    "COMPLETED",
+    "FUTURE",
+    "PENDING",
+    "RUNNING",
+    "STATE_NAMES",
+    "TIMEOUT",
+    "DecisionError",
+    "Rejected",
+    "Simulator",
+    "rigid_job",
+    "simulate",
+]
 
 
 class DecisionError(RuntimeError):
     """A policy decision that the simulated cluster cannot carry out (``strict=True`` only)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Rejected:
-    time: float
-    decision: Decision
-    reason: str
 
 
 class Simulator:
@@ -199,7 +216,8 @@ class Simulator:
         self.qkey: list[int] = [0] * n
         self._qcount = 0
         self._raised = 0
-        self._job_cache: dict[int, tuple[tuple[object, ...], object]] = {}  # see snapshot.py
+        self._job_cache: dict[int, tuple[object, object]] = {}  # running jobs' Job objects, see snapshot.py
+        self._pending_jobs: dict[int, Job] = {}  # queued jobs' Job objects, see snapshot.py
 
         # Run accounting.
         self.busy_area = 0.0  # node-seconds busy
@@ -240,8 +258,6 @@ class Simulator:
     ) -> SimResult:
         """Run to the end (or to just before ``until``) and return the results so far."""
         self.advance(until, progress)
-        from slurm_ext.sim.result import SimResult
-
         return SimResult.from_sim(self)
 
     def advance(
@@ -449,6 +465,7 @@ class Simulator:
         self._stable = 0
         self._dirty = True
         self._job_cache.pop(i, None)
+        self._pending_jobs.pop(i, None)
         self._remove_end(i)
         del self.exp_end[i]
         self.free += self.size[i]
@@ -518,8 +535,6 @@ class Simulator:
     # ------------------------------------------------------------------ policies
 
     def snapshot(self) -> Snapshot:
-        from slurm_ext.sim.snapshot import build_snapshot
-
         return build_snapshot(self)
 
     def apply(self, decisions: Sequence[Decision]) -> bool:
@@ -564,6 +579,7 @@ class Simulator:
             self.queue.insert(0, i)
             self._raised += 1
             self.qkey[i] = -self._raised
+            self._pending_jobs.pop(i, None)  # its Job shows the old priority
             return None
         if isinstance(d, Expand | Shrink):
             if st != RUNNING:
@@ -646,6 +662,7 @@ class Simulator:
         st = self.state[i]
         if st == PENDING:
             self.queue.remove(i)
+            self._pending_jobs.pop(i, None)
             self._stable = 0
             self._dirty = True
         elif st == RUNNING:

@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from slurm_ext.sim.states import STATE_NAMES, Rejected
+from slurm_ext.sim.workload import SkippedJob
+
 if TYPE_CHECKING:
-    from slurm_ext.sim.engine import Rejected, Simulator
-    from slurm_ext.sim.workload import SkippedJob
+    from slurm_ext.sim.engine import Simulator
 
 
 @dataclass
@@ -47,8 +49,6 @@ class SimResult:
 
     @classmethod
     def from_sim(cls, sim: Simulator) -> SimResult:
-        from slurm_ext.sim.engine import STATE_NAMES
-
         n = len(sim.jid)
         names = np.array(STATE_NAMES)
         malleable = np.zeros(n, dtype=bool)

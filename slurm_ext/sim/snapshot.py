@@ -21,11 +21,18 @@ EVOLVING_PREFIX = "evolving:"
 
 
 @lru_cache(maxsize=8)
-def _node_objects(total: int) -> tuple[tuple[Node, ...], tuple[Node, ...]]:
-    names = [f"sim{k:05d}" for k in range(total)]
+def _node_objects(total: int) -> tuple[tuple[Node, ...], tuple[Node, ...], tuple[str, ...]]:
+    names = tuple(f"sim{k:05d}" for k in range(total))
     idle = tuple(Node(n, NodeState.IDLE) for n in names)
     busy = tuple(Node(n, NodeState.ALLOCATED) for n in names)
-    return idle, busy
+    return idle, busy, names
+
+
+@lru_cache(maxsize=512)  # bounded: each entry holds ``total`` references
+def _nodes(total: int, free: int) -> tuple[tuple[Node, ...], tuple[str, ...]]:
+    """The node tuple and idle names with ``free`` of ``total`` nodes idle (one per free count)."""
+    idle, busy, names = _node_objects(total)
+    return idle[:free] + busy[free:], names[:free]
 
 
 def evolving_target(job: Job) -> int | None:
@@ -38,29 +45,41 @@ def evolving_target(job: Job) -> int | None:
 def build_snapshot(sim: Simulator) -> Snapshot:
     """The snapshot now. Job objects are cached per job and rebuilt only when the job changed
     (started, resized, asked to evolve, raised), so a snapshot costs little more than a list."""
-    idle, busy = _node_objects(sim.total_nodes)
     free = sim.free
-    nodes = idle[:free] + busy[free:]
+    nodes, idle_names = _nodes(sim.total_nodes, free)
     cache = sim._job_cache
-    jobs: list[Job] = []
-    append = jobs.append
+    running: list[Job] = []
+    append = running.append
     asking = sim.evolve_asking
+    ver = sim.ver
     for exp, i in sim.ends:
-        key = (sim.ver[i], exp, asking.get(i))
+        key = (ver[i], exp, asking.get(i) if asking else None)
         hit = cache.get(i)
         if hit is None or hit[0] != key:
             hit = (key, _running_job(sim, i, exp))
             cache[i] = hit
         append(hit[1])  # type: ignore[arg-type]
-    qkey = sim.qkey
-    for i in sim.queue:
-        key = (-1, qkey[i], None)
-        hit = cache.get(i)
-        if hit is None or hit[0] != key:
-            hit = (key, _pending_job(sim, i))
-            cache[i] = hit
-        append(hit[1])  # type: ignore[arg-type]
-    return Snapshot(sim.now, nodes, tuple(jobs))
+    # Queued jobs change only when raised (the engine then drops their Job): one map over the
+    # queue at C speed, filling the few Jobs not built yet (new arrivals) when it misses.
+    pcache = sim._pending_jobs
+    try:
+        pend_t = tuple(map(pcache.__getitem__, sim.queue))
+    except KeyError:
+        for i in sim.queue:
+            if i not in pcache:
+                pcache[i] = _pending_job(sim, i)
+        pend_t = tuple(map(pcache.__getitem__, sim.queue))
+    run_t = tuple(running)
+    snap = Snapshot(sim.now, nodes, run_t + pend_t)
+    # Snapshot derives these by scanning every node and job (cached_property, stored in the
+    # instance dict); the simulator knows them already, and a policy reads them at every event.
+    # ``pending`` is in queue order, which is the order its priority encoding sorts to.
+    views = snap.__dict__
+    views["total_nodes"] = sim.total_nodes
+    views["idle_nodes"] = idle_names
+    views["running"] = run_t
+    views["pending"] = pend_t
+    return snap
 
 
 def _running_job(sim: Simulator, i: int, exp: float) -> Job:

@@ -7,12 +7,14 @@ CLI's ``--workload`` argument (a path, ``kth-small``, ``synthetic`` or ``esp``) 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
 from slurm_ext.sim.workload import SimJob, SkippedJob, Workload
+from slurm_ext.workloads.reading import DEFAULT, SwfReading, apply_reading
 from slurm_ext.workloads.swf import SwfTrace, read_swf
 
 BUNDLED_TRACE = "KTH-SP2-1996-2.1-cln.head500.swf"
@@ -38,41 +40,49 @@ def swf_to_workload(
     *,
     procs_per_node: int = 1,
     nodes: int | None = None,
-    missing_limit: str = "run_time",
+    missing_limit: str | None = None,
+    reading: SwfReading = DEFAULT,
     name: str | None = None,
 ) -> Workload:
     """Turn SWF records into simulator jobs; every job left out is listed with its reason.
 
-    Size: requested processors (field 8), else allocated (field 5), in nodes of
-    ``procs_per_node`` processors (rounded up). Time limit: requested time (field 9); when it is
-    missing, ``missing_limit="run_time"`` uses the run time (counted in ``Workload.notes``) and
-    ``"skip"`` skips the job. Skipped: no/zero size, larger than the machine, missing or zero run
-    time, missing submit time. ``nodes`` overrides the header's machine size.
+    How each ambiguous field is read is ``reading`` (:mod:`slurm_ext.workloads.reading`; the
+    default: size from requested processors, else allocated; jobs larger than the machine, with
+    no run time or no submit time skipped; a job running past its requested time killed at it;
+    a missing requested time replaced by the run time). Sizes are in nodes of ``procs_per_node``
+    processors (rounded up). ``missing_limit`` overrides ``reading.missing_limit`` (kept for
+    callers of the older signature). ``nodes`` overrides the header's machine size.
     """
     if procs_per_node < 1:
         raise ValueError(f"procs_per_node must be >= 1, got {procs_per_node}")
-    if missing_limit not in ("run_time", "skip"):
-        raise ValueError(f"missing_limit must be 'run_time' or 'skip', got {missing_limit!r}")
+    if missing_limit is not None:
+        reading = replace(reading, missing_limit=missing_limit)
     machine = nodes or machine_nodes(trace, procs_per_node)
     notes: Counter[str] = Counter()
     t = trace.table
     job, submit, run, alloc, req_procs, req_time, user = (t[:, k] for k in (0, 1, 3, 4, 7, 8, 11))
-    procs = np.where(req_procs > 0, req_procs, alloc)
+    if reading.size == "allocated":
+        procs = np.where(alloc > 0, alloc, req_procs)
+    else:
+        procs = np.where(req_procs > 0, req_procs, alloc)
     size = np.ceil(np.maximum(procs, 0) / procs_per_node)
     if machine is None:
         machine = max(1, int(size.max(initial=1)))
         notes["machine size from the largest job (no MaxProcs/MaxNodes header)"] += 1
-    # One reason per job; the first that applies wins (order of REASONS).
-    missing_limit_mask = req_time <= 0
+    r = apply_reading(reading, submit, run, alloc, req_time, size, machine, procs_per_node, notes)
+    submit, size, limit, actual, tiny, no_limit = r.submit, r.size, r.limit, r.run, r.tiny, r.no_limit
+    # One reason per job; the first that applies wins (order of the checks).
     checks = [
         (procs <= 0, "no size (requested and allocated processors missing or zero)"),
         (submit < 0, "missing submit time"),
-        (run < 0, "missing run time"),
-        (run == 0, "zero run time"),
+        (actual < 0, "missing run time"),
+        (actual == 0, "zero run time"),
         (size > machine, "larger than the machine"),
     ]
-    if missing_limit == "skip":
-        checks.append((missing_limit_mask, "missing requested time"))
+    if reading.missing_limit == "skip":
+        checks.append((no_limit, "missing requested time"))
+    if reading.unknown_run == "tiny":
+        checks[0] = (~tiny & (procs <= 0), checks[0][1])
     reason = np.full(len(t), -1)
     for k in range(len(checks) - 1, -1, -1):
         reason[checks[k][0]] = k
@@ -84,10 +94,11 @@ def swf_to_workload(
         )
         for j, r, sz in zip(job[~keep].tolist(), reason[~keep].tolist(), size[~keep].tolist(), strict=True)
     ]
-    filled = keep & missing_limit_mask
-    if filled.any():
+    filled = keep & no_limit
+    if filled.any() and reading.missing_limit == "run_time":
         notes["requested time missing: run time used as limit"] += int(filled.sum())
-    limit = np.where(missing_limit_mask, run, req_time)
+    elif filled.any():
+        notes["requested time missing: run time used as estimate, job runs 1 s"] += int(filled.sum())
     jobs = [
         SimJob(j, s, n, lim, r, user=u)
         for j, s, n, lim, r, u in zip(
@@ -95,7 +106,7 @@ def swf_to_workload(
             submit[keep].tolist(),
             size[keep].astype(np.int64).tolist(),
             limit[keep].tolist(),
-            run[keep].tolist(),
+            actual[keep].tolist(),
             user[keep].astype(np.int64).tolist(),
             strict=True,
         )
@@ -109,11 +120,19 @@ def load_swf(path: str | Path, **options: object) -> Workload:
     return swf_to_workload(read_swf(path), **options)  # type: ignore[arg-type]
 
 
-def load_workload(spec: str, *, seed: int = 0, jobs: int | None = None, nodes: int | None = None) -> Workload:
-    """``PATH`` (SWF), ``kth-small`` (bundled trace), ``synthetic`` or ``esp``."""
+def load_workload(
+    spec: str,
+    *,
+    seed: int = 0,
+    jobs: int | None = None,
+    nodes: int | None = None,
+    reading: SwfReading = DEFAULT,
+) -> Workload:
+    """``PATH`` (SWF), ``kth-small`` (bundled trace), ``synthetic`` or ``esp``; ``reading``
+    applies to SWF traces (:mod:`slurm_ext.workloads.reading`)."""
     key = spec.strip().lower()
     if key == "kth-small":
-        return load_swf(bundled_trace_path(), nodes=nodes)
+        return load_swf(bundled_trace_path(), nodes=nodes, reading=reading)
     if key == "synthetic":
         from slurm_ext.workloads.synthetic import SyntheticConfig, generate
 
@@ -124,7 +143,7 @@ def load_workload(spec: str, *, seed: int = 0, jobs: int | None = None, nodes: i
     path = Path(spec)
     if not path.is_file():
         raise ValueError(f"workload {spec!r} is neither a file nor one of: kth-small, synthetic, esp")
-    wl = load_swf(path, nodes=nodes)
+    wl = load_swf(path, nodes=nodes, reading=reading)
     if not wl.jobs:
         raise ValueError(f"workload {spec!r} has no jobs (an empty file, or not in SWF?)")
     return wl.head(jobs) if jobs else wl

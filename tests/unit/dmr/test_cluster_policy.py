@@ -84,3 +84,21 @@ def test_a_job_that_stopped_scaling_is_not_grown_again():
     assert refused.action == "none" and "parallel efficiency of 0.53" in refused.reason, refused
     ctl.options = replace(ctl.options, min_efficiency=0.0)  # the feedback off: it grows
     assert ctl.check(check(1, 2, nodes, hi=8, step_seconds=9.5)).action == "expand"
+
+
+def test_an_evolving_request_is_granted_by_dbes_from_idle_nodes_and_refused_by_a_full_cluster():
+    backend = MemoryBackend(4)
+    backend.add(1, 2)  # not malleable: its ranks declare nothing but the ask
+    ctl = Controller(backend, make_policy("dbes"), ServiceOptions(snapshot_interval=0.05))
+    nodes = list(backend.jobs[1].nodes)
+    answer = ctl.check(check(1, 2, nodes, lo=2, hi=2, evolving=4))
+    assert answer.action == "expand" and answer.new_size == 4, answer
+    assert "evolving request granted" in answer.reason
+    backend2 = MemoryBackend(4)
+    backend2.add(1, 2)
+    backend2.add(2, 2)  # rigid, not malleable: nothing can give nodes
+    ctl2 = Controller(backend2, make_policy("dbes"), ServiceOptions(snapshot_interval=0.05))
+    nodes = list(backend2.jobs[1].nodes)
+    answer = ctl2.check(check(1, 2, nodes, lo=2, hi=2, evolving=4))
+    assert answer.action == "none", answer
+    assert ctl2.check(check(1, 2, nodes, lo=2, hi=2)).action == "none"  # no ask: nothing to grant

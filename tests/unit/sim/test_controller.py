@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from simworkloads import random_workload
 
 from slurm_ext.model import Job, JobState, Node, NodeState, Snapshot
 from slurm_ext.sim import Controller, Simulator, Workload, baseline_at, easy_view, rigid_job
 from slurm_ext.sim.schedulers import EasyView
+from tests.unit.sim.simworkloads import random_workload
 
 
 def small() -> Workload:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from simworkloads import random_workload
 
 from slurm_ext.sim import Workload, rigid_job, simulate
 from slurm_ext.sim.invariants import capacity_violations, head_reservation_violations
+from tests.unit.sim.simworkloads import random_workload
 
 
 def starts(result) -> dict[int, float]:

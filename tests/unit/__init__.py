@@ -1,0 +1,1 @@
+"""Unit tests (see tests/__init__.py)."""

@@ -1,0 +1,85 @@
+"""No import circle inside ``slurm_ext/sim``, deferred imports included.
+
+The graph is read from the source with ``ast``: every ``import``/``from ... import`` of a
+``slurm_ext.sim`` module counts, at module level or inside a function (a deferred import only
+hides a circle), except under ``if TYPE_CHECKING:`` (never executed).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = "slurm_ext.sim"
+SIM = Path(__file__).resolve().parents[3] / "slurm_ext" / "sim"
+
+
+def _typing_only(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imports_of(source: str) -> set[str]:
+    """``slurm_ext.sim`` modules imported at run time (anywhere but under TYPE_CHECKING)."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _typing_only(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(PACKAGE + "."):
+            found.add(node.module.split(".")[2])
+        elif isinstance(node, ast.ImportFrom) and node.module == PACKAGE:
+            found.update(a.name for a in node.names if (SIM / f"{a.name}.py").is_file())
+        elif isinstance(node, ast.Import):
+            found.update(a.name.split(".")[2] for a in node.names if a.name.startswith(PACKAGE + "."))
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(source))
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    graph = {p.stem: imports_of(p.read_text()) for p in SIM.glob("*.py") if p.stem != "__init__"}
+    return {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle as a path ``[a, b, ..., a]``, or None."""
+    done: set[str] = set()
+
+    def walk(node: str, path: list[str]) -> list[str] | None:
+        if node in path:
+            return [*path[path.index(node) :], node]
+        if node in done:
+            return None
+        for dep in sorted(graph[node]):
+            cycle = walk(dep, [*path, node])
+            if cycle:
+                return cycle
+        done.add(node)
+        return None
+
+    for start in sorted(graph):
+        cycle = walk(start, [])
+        if cycle:
+            return cycle
+    return None
+
+
+def test_no_import_circle_in_sim() -> None:
+    graph = import_graph()
+    assert "engine" in graph and "schedulers" in graph["engine"]  # the graph is really read
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
+
+
+def test_the_check_sees_a_deferred_circle() -> None:
+    deferred = "def f():\n    from slurm_ext.sim.engine import STATE_NAMES\n"
+    typing_only = "if TYPE_CHECKING:\n    from slurm_ext.sim.engine import Simulator\n"
+    assert imports_of(deferred) == {"engine"}
+    assert imports_of(typing_only) == set()
+    assert find_cycle({"engine": {"result"}, "result": {"engine"}}) == ["engine", "result", "engine"]
