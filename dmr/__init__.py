@@ -19,6 +19,7 @@ _LAZY = {
     "finalize": "dmr.api",
     "icheck_status": "dmr.api",
     "joining": "dmr.api",
+    "request_growth": "dmr.api",
     "runtime": "dmr.api",
     "DMRWarning": "dmr.client",
     "DMRArgumentError": "dmr.config",
@@ -28,7 +29,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from dmr.api import check_status, comm, finalize, icheck_status, joining, runtime
+    from dmr.api import check_status, comm, finalize, icheck_status, joining, request_growth, runtime
     from dmr.client import DMRWarning
     from dmr.config import DMRArgumentError
     from dmr.malleable import Malleable
@@ -53,5 +54,6 @@ __all__ = [
     "finalize",
     "icheck_status",
     "joining",
+    "request_growth",
     "runtime",
 ]

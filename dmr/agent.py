@@ -218,9 +218,9 @@ class _Server(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
     request_queue_size = 128
 
-    def __init__(self, agent: Agent, host: str) -> None:
+    def __init__(self, agent: Agent, host: str, port: int = 0) -> None:
         self.agent = agent
-        super().__init__((host, 0), _Handler)
+        super().__init__((host, port), _Handler)
 
 
 def advertised_host() -> str:
@@ -234,9 +234,17 @@ def advertised_host() -> str:
         return "127.0.0.1"
 
 
-def serve(agent: Agent) -> _Server:
-    """Listen on all addresses (ranks on other nodes connect); the address goes to ``agent``."""
-    server = _Server(agent, "0.0.0.0")
+def serve(agent: Agent, port: int = 0) -> _Server:
+    """Listen on all addresses (ranks on other nodes connect); the address goes to ``agent``.
+
+    ``port`` 0 picks a free one; a restarted EJB manager asks for its agent's old port again.
+    """
+    try:
+        server = _Server(agent, "0.0.0.0", port)
+    except OSError:
+        if not port:
+            raise
+        server = _Server(agent, "0.0.0.0", 0)  # taken meanwhile: the application reconnects to none
     agent.address_text = f"{advertised_host()}:{server.server_address[1]}:{agent.key}"
     threading.Thread(target=server.serve_forever, name="dmr-agent", daemon=True).start()
     return server
@@ -317,17 +325,26 @@ def run_main(argv: list[str] | None = None) -> int:
     if not nodes:
         ap.error("not inside a Slurm allocation (SLURM_JOB_NODELIST unset) and no --nodes given")
     spec = LaunchSpec(argv=command, cwd=os.getcwd(), env=dict(os.environ), ppn=ppn, mpi=args.mpi)
-    agent = Agent(spec, job_id)
-    server = serve(agent)
-    _forward_signals(agent)
-    first = {"DMR_LAUNCH_GROUPS": str(len(nodes)), "DMR_LAUNCH_TIMEOUT": str(args.launch_timeout)}
-    agent.launch(None, nodes[0], first)
-    for node in nodes[1:]:
-        agent.launch(LAUNCH_TOKEN, node)
-    code = agent.wait()
-    agent.stop_all()
-    server.shutdown()
-    return code
+
+    def plain() -> int:
+        agent = Agent(spec, job_id)
+        server = serve(agent)
+        _forward_signals(agent)
+        first = {"DMR_LAUNCH_GROUPS": str(len(nodes)), "DMR_LAUNCH_TIMEOUT": str(args.launch_timeout)}
+        agent.launch(None, nodes[0], first)
+        for node in nodes[1:]:
+            agent.launch(LAUNCH_TOKEN, node)
+        code = agent.wait()
+        agent.stop_all()
+        server.shutdown()
+        return code
+
+    pilot = os.environ.get("DMR_PILOT")
+    if pilot:  # a job of an application bundled by EJB: its manager says what to run here
+        from dmr.pilot import run as run_pilot
+
+        return run_pilot(spec, job_id, nodes, pilot, plain)
+    return plain()
 
 
 def join_main(argv: list[str]) -> int:

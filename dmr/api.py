@@ -55,6 +55,20 @@ def icheck_status(
     return runtime().check(min_procs, max_procs, factor, preferred, asynchronous=True)
 
 
+def request_growth(procs: int) -> None:
+    """An evolving request (paper 000): ask the service for ``procs`` ranks at the next checks.
+
+    The policy grants it (the next ``check_status`` expands) or not yet; the request stays open
+    until the application has that many ranks. Collective arguments are not needed: only rank 0
+    talks to the service.
+    """
+    if not isinstance(procs, int) or isinstance(procs, bool) or procs < 1:
+        from dmr.config import DMRArgumentError
+
+        raise DMRArgumentError(f"procs must be a positive int, got {procs!r}")
+    runtime().evolving = procs
+
+
 def finalize() -> None:
     """Drop an asynchronous answer nobody will act on and close the service connection."""
     if _runtime is not None:

@@ -28,7 +28,7 @@ def warn_once(key: str, message: str) -> None:
 
 
 class ServiceClient:
-    def __init__(self, address: tuple[str, int], timeout: float = 60.0, retry: float = 30.0):
+    def __init__(self, address: tuple[str, int], timeout: float = 60.0, retry: float = 5.0):
         self.address = address
         self.timeout = timeout
         self.retry = retry

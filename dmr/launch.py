@@ -19,7 +19,7 @@ from typing import Any
 # stale SLURM_NNODES makes srun refuse a step), the PMI connection of the launching rank,
 # and this package's own per-group settings.
 _DROP_PREFIXES = ("SLURM_", "PMI_", "PMIX_", "HYDRA_", "MPI_LOCAL", "OMPI_", "DMR_GROUP_", "DMR_AGENT")
-_DROP = {"DMR_TOKEN", "DMR_LAUNCH_GROUPS", "DMR_NODE"}
+_DROP = {"DMR_TOKEN", "DMR_LAUNCH_GROUPS", "DMR_NODE", "DMR_PILOT", "DMR_APP_ID"}
 _KEEP = {"SLURM_CONF"}
 
 

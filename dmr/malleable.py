@@ -89,6 +89,7 @@ class Malleable:
         """
         try:
             while self.step < total:
+                self.runtime.progress = self.step / total if total else None
                 if not self._skip_check:
                     self.check(spec(self.step) if spec is not None else None)
                 self._skip_check = False

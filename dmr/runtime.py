@@ -108,7 +108,11 @@ class Runtime:
         self.joining: Reconfiguration | None = None
         self.step_started: float | None = None  # when the current step began (reset after a resize)
         self.last_step: float | None = None
-        self.job_id = _job_id()  # the application's job (an expander job's ranks learn it on joining)
+        # the application's job (an expander job's ranks learn it on joining); an application
+        # bundled by EJB runs in several subjobs and is known by its placeholder's id (DMR_APP_ID)
+        self.job_id = _app_id()
+        self.progress: float | None = None  # fraction of the work done, reported at each check
+        self.evolving: int | None = None  # ranks the application asks to grow to (paper 000), or None
         self.agent = ""  # host:port:key of the application's agent ("" if none)
         self._agent_client: AgentClient | None = None
         self._private_agent: subprocess.Popen[str] | None = None
@@ -160,7 +164,7 @@ class Runtime:
                 )
                 ready = True if reply["ready"] else str(reply.get("reason"))
                 tags = list(reply.get("tags") or [])
-        ready = self.comm.bcast(ready, root=0)
+        ready, self.agent = self.comm.bcast((ready, self.agent), root=0)  # any rank may become rank 0
         if ready is not True:
             raise RuntimeError(f"dmr: the application's groups did not all start: {ready}")
         if launch_groups > 1:
@@ -212,7 +216,7 @@ class Runtime:
         """Rank 0: let the i-th new group connect (the agent hands out the port one group at a time)."""
 
         def release(i: int) -> None:
-            self._agent().request("release", token=token, tag=tags[i])
+            self._agent_request("release", token=token, tag=tags[i])
 
         return release
 
@@ -220,6 +224,19 @@ class Runtime:
         if self._agent_client is None:
             self._agent_client = AgentClient(self.agent, timeout=None)
         return self._agent_client
+
+    def _agent_request(self, op: str, **fields: Any) -> dict[str, Any]:
+        """A request to the agent; once more on a new connection if the agent restarted meanwhile
+        (an EJB manager hosts it), after posting this application's port to it again."""
+        try:
+            return self._agent().request(op, **fields)
+        except (OSError, ConnectionError):
+            if self._agent_client is not None:
+                self._agent_client.close()
+                self._agent_client = None
+            if self.port is not None:
+                self._agent().request("port", port=self.port)
+            return self._agent().request(op, **fields)
 
     # -- the check ----------------------------------------------------------------------------
     def check(
@@ -285,10 +302,22 @@ class Runtime:
             preferred=None if preferred is None else preferred // ppn,
             nodes=nodes,
             step_seconds=None if self.last_step is None else round(self.last_step, 6),
+            progress=None if self.progress is None else min(1.0, max(0.0, self.progress)),
+            evolving=self._evolving_nodes(len(nodes)),
             groups=[g.to_dict() for g in self.world.groups],
             agent=self.agent,
             python=sys.executable,
         )
+
+    def _evolving_nodes(self, current: int) -> int | None:
+        """The open evolving request in nodes (None once the application is that large)."""
+        if self.evolving is None:
+            return None
+        nodes = -(-self.evolving // self.ppn)
+        if nodes <= current:
+            self.evolving = None
+            return None
+        return nodes
 
     # -- expand -------------------------------------------------------------------------------
     def _expand(self, msg: dict[str, Any]) -> tuple[Action, int, Reconfiguration | None]:
@@ -297,7 +326,7 @@ class Runtime:
         tags: list[str] = []
         if self.rank == 0:
             try:
-                reply = self._agent().request(
+                reply = self._agent_request(
                     "expect", token=token, count=count, launch=list(msg.get("launch") or []),
                     timeout=self.settings.join_timeout,
                 )  # fmt: skip
@@ -342,7 +371,7 @@ class Runtime:
         leaving = {g.tag for g in self.world.groups if not set(g.nodes) <= kept}
         old = self.size
         staying = [r for r in range(old) if r not in set(self.world.ranks_of(leaving))]
-        if not leaving or not staying or 0 not in staying:
+        if not leaving or not staying:
             # the service's choice does not fit this world: refuse it (the service drops the shrink)
             if self.rank == 0 and self.client is not None:
                 warn_once("shrink:" + str(msg["token"]), f"dmr: cannot keep only {sorted(kept)}; no shrink")
@@ -363,6 +392,8 @@ class Runtime:
         rank = self.rank
         stays = self.world.remove(handle.leaving_groups)
         if not stays:
+            if rank == 0:  # rank 0's group left (EJB moves every rank to another subjob)
+                self._drop_root()
             if exit:  # done with MPI: finalize first, so that the ack means "nothing left to kill"
                 sys.stdout.flush()
                 sys.stderr.flush()
@@ -372,6 +403,8 @@ class Runtime:
             if exit:
                 os._exit(0)
             return False
+        if self.rank == 0 and self.client is None:
+            self._become_root()
         if self.rank == 0 and self.client is not None and self.job_id is not None:
             acks = handle.old_size - handle.new_size
             reply = self.client.request(p.ShrinkReady(job_id=self.job_id, token=handle.token, acks=acks))
@@ -379,6 +412,29 @@ class Runtime:
                 why = getattr(reply, "reason", "no answer")
                 warn_once("shrink:" + handle.token, f"dmr: service did not confirm the shrink: {why}")
         return True
+
+    def _drop_root(self) -> None:
+        """Rank 0 leaves (or ends): its port and connections go (a new rank 0 opens its own)."""
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+        if self._agent_client is not None:
+            self._agent_client.close()
+            self._agent_client = None
+        if self.port is not None:
+            MPI.Close_port(self.port)
+            self.port = None
+
+    def _become_root(self) -> None:
+        """This rank is rank 0 after a shrink removed the old one: it talks to the service now,
+        and new groups connect to its port (posted to the agent, which hands it out)."""
+        self.client = ServiceClient(self.settings.service, self.settings.timeout)
+        if self.agent:
+            self.port = MPI.Open_port()
+            try:
+                self._agent().request("port", port=self.port)
+            except (OSError, RuntimeError) as exc:
+                warn_once("agent", f"dmr: the agent is unreachable ({exc}); the job cannot grow")
 
     # -- end ----------------------------------------------------------------------------------
     def close(self) -> None:
@@ -389,18 +445,18 @@ class Runtime:
             reply = self.client.receive()
             if isinstance(reply, p.Decision) and reply.action != Action.NONE and self.job_id is not None:
                 self.client.request(p.Commit(job_id=self.job_id, token=reply.token, ok=False))
-        self.client.close()
-        if self._agent_client is not None:
-            self._agent_client.close()
-            self._agent_client = None
-        if self.port is not None:
-            MPI.Close_port(self.port)
-            self.port = None
+        self._drop_root()
 
 
 def _job_id() -> int | None:
     raw = os.environ.get("SLURM_JOB_ID", "")
     return int(raw) if raw.isdigit() else None
+
+
+def _app_id() -> int | None:
+    """The application's id for the service: DMR_APP_ID (EJB's placeholder job), else this job."""
+    raw = os.environ.get("DMR_APP_ID", "")
+    return int(raw) if raw.isdigit() else _job_id()
 
 
 def _my_group(home: MPI.Intracomm) -> Group:

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ejb.experiments.bench_cli import add_bench_commands
 from ejb.params import PAPER_DELTA, PAPER_MIGRATION, PAPER_MIN_PROCS, PAPER_O_MAX, EJBParams
 
 app = typer.Typer(
@@ -51,6 +52,35 @@ Out = Annotated[Path, typer.Option("--out", "-o", help="Directory for the CSV fi
 Json = Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object instead of tables.")]
 NoPlots = Annotated[bool, typer.Option("--no-plots", help="Do not draw figures.")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output on stderr.")]
+Workers = Annotated[
+    int | None, typer.Option(min=1, help="Worker processes (default: the CPUs available, at most 8).")
+]
+Limit = Annotated[
+    int | None, typer.Option(min=1, help="Only the first N jobs of the trace (a quick subset).")
+]
+Window = Annotated[
+    str | None,
+    typer.Option(
+        help="Only jobs submitted in START:END after the first one (seconds, or 12h, 30d; e.g. 0:30d)."
+    ),
+]
+TargetRule = Annotated[
+    str,
+    typer.Option(
+        help="Which large waiting jobs are targets: table3 (P > min-procs, which reproduces the paper's"
+        " target counts, see ejb/NOTES.md) or text (P >= min-procs, as section 6.2 says)."
+    ),
+]
+Reading = Annotated[
+    str,
+    typer.Option(
+        "--swf-reading",
+        help="How SWF fields are read: paper (as the paper's simulator PYSS: allocated processors, unknown"
+        " run times kept as 1-s jobs, ...; but a missing requested time is the run time), pyss (literally),"
+        " default (slurm-ext sim's), or a preset with key=value overrides, e.g. 'paper,size=requested'."
+        " See slurm_ext.workloads.reading.",
+    ),
+]
 
 
 def _fail(message: str) -> typer.Exit:
@@ -69,13 +99,23 @@ def _params(
         raise _fail(str(e)) from None
 
 
-def _load(spec: str) -> Any:
+def _load(spec: str, reading: str = "paper") -> Any:
     from slurm_ext.workloads import load_workload
+    from slurm_ext.workloads.reading import parse_reading
 
     try:
-        return load_workload(spec)
+        return load_workload(spec, reading=parse_reading(reading))
     except (OSError, ValueError) as e:
         raise _fail(str(e).splitlines()[0]) from None
+
+
+def _subset(wl: Any, limit: int | None, window: str | None) -> Any:
+    from ejb.experiments.subset import parse_window, subset
+
+    try:
+        return subset(wl, limit, parse_window(window) if window else None)
+    except ValueError as e:
+        raise _fail(str(e)) from None
 
 
 def _outdir(out: Path) -> Path:
@@ -84,17 +124,6 @@ def _outdir(out: Path) -> Path:
     except OSError as e:
         raise _fail(f"cannot create output directory {out}: {e.strerror}") from None
     return out
-
-
-def _progress(quiet: bool, what: str) -> Any:
-    if quiet:
-        return None
-
-    def report(done: int, total: int) -> None:
-        pct = 100 * done / total if total else 100
-        print(f"\r{what}: {done}/{total} ({pct:.0f}%)", end="" if done < total else "\n", file=sys.stderr)
-
-    return report
 
 
 def _emit(summary: dict[str, Any], text: str, as_json: bool, files: list[Path]) -> None:
@@ -116,30 +145,48 @@ def one_elastic_cmd(
     waiting_first: WaitingFirst = True,
     drop_dominated_j0: DropJ0 = False,
     method: Annotated[
-        str, typer.Option(help="fast: start from the baseline state at each submit time; naive: whole trace.")
+        str,
+        typer.Option(
+            help="fast: from a checkpoint of the baseline at each submit time; copy: from a copy of it;"
+            " naive: the whole trace per target. All give the same rows."
+        ),
     ] = "fast",
     sample: Annotated[int, typer.Option(min=1, help="Use every k-th target job only.")] = 1,
+    workers: Workers = None,
+    limit: Limit = None,
+    window: Window = None,
+    target_rule: TargetRule = "table3",
     out: Out = Path("ejb-results"),
     as_json: Json = False,
     no_plots: NoPlots = False,
     quiet: Quiet = False,
+    swf_reading: Reading = "paper",
 ) -> None:
     """Experiment 1 (Table 3, Table 4, Figure 7): one elastic job per run.
 
-    Every job with P >= min-procs that waits in the EASY baseline becomes the only elastic job
-    of its own run; its wait, run and turnaround are compared with the baseline.
+    Every large job (P > min-procs with --target-rule table3, P >= min-procs with text) that
+    waits in the EASY baseline becomes the only elastic job of its own run; its wait, run and
+    turnaround are compared with the baseline. Rows are written to one_elastic.csv as they come.
     """
     from ejb.experiments import report
-    from ejb.experiments.one_elastic import METHODS, one_elastic
+    from ejb.experiments.one_elastic import METHODS, TARGET_RULES, one_elastic
+    from ejb.experiments.progress_bar import progress_bar
+    from ejb.experiments.target_rows import RowWriter
+    from ejb.experiments.target_runs import default_workers
 
     if method not in METHODS:
         raise _fail(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
+    if target_rule not in TARGET_RULES:
+        raise _fail(f"unknown target rule {target_rule!r}; valid: {', '.join(TARGET_RULES)}")
     params = _params(min_procs, o_max, migration, delta, waiting_first, drop_dominated_j0)
-    wl = _load(workload)
-    res = one_elastic(wl, params, method=method, sample=sample, progress=_progress(quiet, "target jobs"))
+    wl = _subset(_load(workload, swf_reading), limit, window)
     d = _outdir(out)
     files = [d / "one_elastic.csv"]
-    report.one_elastic_csv(res, files[0])
+    n = workers or default_workers()
+    with RowWriter(files[0]) as sink, progress_bar("target jobs", "targets", enabled=not quiet) as bar:
+        res = one_elastic(
+            wl, params, method=method, sample=sample, workers=n, rule=target_rule, progress=bar, sink=sink
+        )
     if not no_plots:
         files.append(d / "figure7.png")
         report.figure7(res, files[-1])
@@ -148,7 +195,7 @@ def one_elastic_cmd(
         [
             report.table3_text(res),
             report.table4_text(res.workload, summary["table4"]),
-            f"{len(res.outcomes)} target jobs simulated in {res.seconds:.1f} s ({method} method)",
+            f"{res.targets} target jobs simulated in {res.seconds:.1f} s ({method} method, {n} workers)",
         ]
     )
     _emit(summary, text, as_json, files)
@@ -167,6 +214,7 @@ def all_elastic_cmd(
     as_json: Json = False,
     no_plots: NoPlots = False,
     quiet: Quiet = False,
+    swf_reading: Reading = "paper",
 ) -> None:
     """Experiment 2 (Tables 4-6, Figures 10-11): every job with P >= min-procs submitted to EJB.
 
@@ -175,10 +223,12 @@ def all_elastic_cmd(
     """
     from ejb.experiments import report
     from ejb.experiments.all_elastic import all_elastic
+    from ejb.experiments.progress_bar import progress_bar
 
     params = _params(min_procs, o_max, migration, delta, waiting_first, drop_dominated_j0)
-    wl = _load(workload)
-    res = all_elastic(wl, params, progress=_progress(quiet, "jobs arrived"))
+    wl = _load(workload, swf_reading)
+    with progress_bar("jobs arrived", "jobs", enabled=not quiet) as bar:
+        res = all_elastic(wl, params, progress=bar)
     d = _outdir(out)
     files = [d / "all_elastic.csv"]
     report.all_elastic_csv(res, files[0])
@@ -219,18 +269,25 @@ def sensitivity_cmd(
     migration_minutes: Annotated[str, typer.Option(help="λ values to try, in minutes.")] = "1,2,4,6,8,10",
     delta_values: Annotated[str, typer.Option(help="Δ values to try.")] = "0.8,1.0,1.2,1.4,1.6,1.8,2.0",
     sample: Annotated[int, typer.Option(min=1, help="Use every k-th target job only.")] = 1,
+    workers: Workers = None,
+    target_rule: TargetRule = "table3",
     out: Out = Path("ejb-results"),
     as_json: Json = False,
     no_plots: NoPlots = False,
     quiet: Quiet = False,
+    swf_reading: Reading = "paper",
 ) -> None:
     """Sensitivity (Figure 8): experiment 1 with O_max, λ and Δ varied one at a time.
 
     The other parameters keep the values given by --o-max, --migration and --delta.
     """
     from ejb.experiments import report
+    from ejb.experiments.one_elastic import TARGET_RULES
     from ejb.experiments.sensitivity import sensitivity, sweep_values
+    from ejb.experiments.target_runs import default_workers
 
+    if target_rule not in TARGET_RULES:
+        raise _fail(f"unknown target rule {target_rule!r}; valid: {', '.join(TARGET_RULES)}")
     params = _params(min_procs, o_max, migration, delta, waiting_first, drop_dominated_j0)
     points = sweep_values(
         [int(v) for v in _floats(o_max_values, "o-max-values")],
@@ -244,9 +301,10 @@ def sensitivity_cmd(
             _params(min_procs, o_max, value, delta)
         else:
             _params(min_procs, o_max, migration, value)
-    wl = _load(workload)
+    wl = _load(workload, swf_reading)
     log = None if quiet else (lambda line: print(line, file=sys.stderr))
-    res = sensitivity(wl, params, points, sample=sample, progress=log)
+    n = workers or default_workers()
+    res = sensitivity(wl, params, points, sample=sample, workers=n, rule=target_rule, progress=log)
     d = _outdir(out)
     files = [d / "sensitivity.csv"]
     report.sensitivity_csv(res, files[0])
@@ -254,6 +312,16 @@ def sensitivity_cmd(
         files.append(d / "figure8.png")
         report.figure8(res, files[-1], wl.name)
     _emit(report.sensitivity_summary(res, wl.name), report.sensitivity_text(res), as_json, files)
+
+
+def _live() -> None:
+    from ejb.live.cli import register
+
+    register(app)
+
+
+_live()  # ejb manager / status / cancel / demo / bench live: Elastic Job Bundling on the live cluster
+add_bench_commands(app)  # `ejb bench scale`, in the `bench` group registered above
 
 
 if __name__ == "__main__":

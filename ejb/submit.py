@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import shlex
-import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ejb.live import jobs
+from ejb.live.client import manager_address, request
 from slurm_ext.slurm.parse import parse_test_only
 
 USAGE = """\
@@ -32,14 +34,13 @@ them back into one application. Otherwise (or with the manager down) the job goe
 
 EJB options (also as an `#EJB --min-procs 8 --o-max 4` line in the script):
   --ejb-min-procs N     smallest job (processors) worth bundling [default 8, the paper's]
-  --ejb-o-max N         most ranks per core in a subjob [default 8]
-  --ejb-migration S     seconds a migration costs the job, for the manager's choices [default 120]
+  --ejb-o-max N         most ranks per CPU in a subjob [default: the manager's, 4]
+  --ejb-migration S     seconds a migration costs the job, for EJB's choices [default: the manager's, 10]
   --ejb-manager H:P     the EJB manager [default $EJB_MANAGER or 127.0.0.1:7118]
 Every other option is sbatch's (see `man sbatch`), e.g. -N, -n, --ntasks-per-node, -c, -t, -p, -J,
 -o, -e, -A, -q, -D, --export, --wrap, -d, --parsable.
 """
 
-DEFAULT_MANAGER = "127.0.0.1:7118"
 # sbatch options that take no value; every other option written without "=" takes the next word
 FLAGS = {
     "--parsable", "--exclusive", "-H", "--hold", "--test-only", "-Q", "--quiet", "-v", "--verbose",
@@ -56,6 +57,10 @@ class SubmitError(Exception):
     """A user mistake: one line, exit code 2."""
 
 
+class Unreadable(SubmitError):
+    """The command line did not read as sbatch's: sbatch itself may say what is wrong."""
+
+
 @dataclass
 class Request:
     """What ``ejb-submit`` was asked: sbatch's words (EJB's removed) and what EJB needs of them."""
@@ -70,11 +75,6 @@ class Request:
     @property
     def parsable(self) -> bool:
         return "parsable" in self.options
-
-
-_LONG = {"-N": "nodes", "-n": "ntasks", "-c": "cpus-per-task", "-t": "time", "-p": "partition",
-         "-J": "job-name", "-o": "output", "-e": "error", "-A": "account", "-q": "qos", "-D": "chdir",
-         "-d": "dependency"}  # fmt: skip
 
 
 def _split(words: list[str], stop_at_script: bool) -> tuple[list[tuple[str, str | None]], list[str]]:
@@ -97,7 +97,7 @@ def _split(words: list[str], stop_at_script: bool) -> tuple[list[tuple[str, str 
             opts.append((w[:2], w[2:]))
         else:
             if i + 1 >= len(words):
-                raise SubmitError(f"option {w} needs a value")
+                raise Unreadable(f"option {w} needs a value")
             opts.append((w, words[i + 1]))
             i += 1
         i += 1
@@ -153,7 +153,7 @@ def parse(argv: list[str]) -> Request:
             raise SubmitError("no batch script given (and no --wrap); see ejb-submit --help")
         script, script_args = Path(rest[0]), rest[1:]
         if not script.is_file():
-            raise SubmitError(f"unable to open file {script}")
+            raise Unreadable(f"unable to open file {script}")
         words, ejb_words = _directives(script)
         directive_opts, _ = _split(words, stop_at_script=False)
         for name, value in _split(ejb_words, stop_at_script=False)[0]:
@@ -162,7 +162,7 @@ def parse(argv: list[str]) -> Request:
                 raise SubmitError(f"unknown #EJB option {name} in {script}")
             ejb.setdefault(key, str(value))
     for name, value in [*directive_opts, *opts]:  # the command line wins
-        long = _LONG.get(name, name.lstrip("-"))
+        long = jobs.long_name(name)
         options[long] = "" if value is None else value
     return Request(kept, script, script_args, options, ejb, wrap)
 
@@ -189,13 +189,13 @@ def _procs(req: Request) -> int:
         return 0
 
 
-def _manager_up(address: str) -> bool:
-    host, _, port = address.rpartition(":")
+def _manager(address: str) -> str | None:
+    """The address the manager's pilots reach it at (None: it does not answer)."""
     try:
-        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=1.0):
-            return True
+        reply = request(address, {"op": "ping"}, timeout=2.0)
     except (OSError, ValueError):
-        return False
+        return None
+    return str(reply.get("pilot") or address) if reply.get("ok") else None
 
 
 def _uses_dmr(req: Request) -> bool:
@@ -204,7 +204,7 @@ def _uses_dmr(req: Request) -> bool:
 
 
 def not_bundled_because(req: Request, starts_in: float | None) -> str | None:
-    """Why EJB leaves this job to sbatch (None: EJB would bundle it)."""
+    """Why EJB leaves this job to sbatch (None: EJB bundles it; the manager answers)."""
     min_procs = int(req.ejb.get("min_procs", 8))
     if (procs := _procs(req)) < min_procs:
         return f"{procs} processor(s), fewer than --ejb-min-procs {min_procs}"
@@ -212,10 +212,69 @@ def not_bundled_because(req: Request, starts_in: float | None) -> str | None:
         return "it starts now anyway (sbatch --test-only)"
     if not _uses_dmr(req):
         return "the script does not run its application with dmr (no dmr-run / import dmr)"
-    manager = req.ejb.get("manager") or os.environ.get("EJB_MANAGER") or DEFAULT_MANAGER
-    if not _manager_up(manager):
+    manager = manager_address(req.ejb.get("manager"))
+    if _manager(manager) is None:
         return f"warning: the EJB manager at {manager} is not running"
-    return "the EJB manager is not available in this release yet"
+    return None
+
+
+def _ppn(req: Request) -> int:
+    o = req.options
+    try:
+        if "ntasks-per-node" in o:
+            return max(1, int(o["ntasks-per-node"]))
+        if "ntasks" in o:
+            return max(1, -(-int(o["ntasks"]) // int(o.get("nodes", "1").split("-")[0])))
+    except ValueError:
+        pass
+    return 1
+
+
+def bundle(req: Request) -> int:
+    """Submit the placeholder J0 (the user's job, its dmr-run a pilot) and hand it to the manager.
+
+    Whatever goes wrong after J0 is in the queue, J0 runs the job by itself: never a lost job.
+    """
+    manager = manager_address(req.ejb.get("manager"))
+    pilot_at = _manager(manager) or manager
+    secret = secrets.token_hex(12)
+    options, _ = _split(req.sbatch_args, stop_at_script=True)
+    argv = jobs.j0_argv(options, _script_words(req), f"{pilot_at}:{secret}:j0")
+    res = subprocess.run(argv, capture_output=True, text=True, check=False)
+    sys.stderr.write(res.stderr)
+    if res.returncode != 0:
+        return res.returncode
+    j0 = int(res.stdout.strip().split(";")[0])
+    print(res.stdout.strip() if req.parsable else f"Submitted batch job {j0}", flush=True)
+    try:
+        reply = request(manager, {
+            "op": "register", "j0": j0, "secret": secret, "options": [[n, v] for n, v in options],
+            "script": _script_words(req), "cwd": os.getcwd(), "env": dict(os.environ), "ppn": _ppn(req),
+            "o_max": int(req.ejb["o_max"]) if "o_max" in req.ejb else None,
+            "migration": float(req.ejb["migration"]) if "migration" in req.ejb else None,
+        })  # fmt: skip
+        why = None if reply.get("ok") else str(reply.get("error"))
+    except (OSError, ValueError) as exc:
+        why = str(exc)
+    if why is not None:
+        print(f"ejb-submit: warning: the EJB manager did not take job {j0} ({why}); it runs as a plain job",
+              file=sys.stderr)  # fmt: skip
+    else:
+        print(f"ejb-submit: job {j0} bundled: it starts in subjobs now (ejb status {j0})", file=sys.stderr)
+    return 0
+
+
+def _without_ejb_options(argv: list[str]) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for w in argv:
+        if skip:
+            skip = False
+        elif w.split("=", 1)[0] in EJB_OPTIONS:
+            skip = "=" not in w
+        else:
+            out.append(w)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -226,10 +285,22 @@ def main(argv: list[str] | None = None) -> int:
     try:
         req = parse(argv)
         for key in ("min_procs", "o_max"):
-            if key in req.ejb and not req.ejb[key].isdigit():
+            if key in req.ejb and not (req.ejb[key].isdigit() and int(req.ejb[key]) > 0):
                 flag = "--ejb-" + key.replace("_", "-")
                 raise SubmitError(f"{flag} must be a positive integer, got {req.ejb[key]!r}")
+        if "migration" in req.ejb:
+            try:
+                ok = float(req.ejb["migration"]) >= 0
+            except ValueError:
+                ok = False
+            if not ok:
+                raise SubmitError(f"--ejb-migration must be seconds >= 0, got {req.ejb['migration']!r}")
     except SubmitError as exc:
+        if isinstance(exc, Unreadable):  # an option ejb-submit does not know: sbatch's verdict first
+            test = _sbatch(["--test-only", *_without_ejb_options(argv)])
+            if test.returncode != 0 and test.stderr.strip():
+                sys.stderr.write(test.stderr)
+                return test.returncode
         print(f"ejb-submit: error: {exc}", file=sys.stderr)
         return 2
     words = _script_words(req)
@@ -242,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         starts_in = None  # an sbatch whose --test-only line we cannot read: decide without it
     why = not_bundled_because(req, starts_in)
+    if why is None:
+        return bundle(req)
     res = _sbatch([*req.sbatch_args, *words])
     sys.stdout.write(res.stdout)
     sys.stderr.write(res.stderr)

@@ -140,10 +140,11 @@ class EJBScheduler:
         return ej.state is ElasticState.RUNNING and ej.running_procs() < ej.target.procs
 
     # -- §3.1 TargetJobArrivalEvent -----------------------------------------------------------
-    def arrive(self, eid: int, target: Target, now: float) -> list[Action]:
+    def arrive(self, eid: int, target: Target, now: float, params: EJBParams | None = None) -> list[Action]:
+        """``params``: this job's own (``ejb-submit --ejb-o-max`` ...), else the scheduler's."""
         if eid in self.jobs:
             raise ValueError(f"elastic job {eid} already exists")
-        ej = ElasticJob(eid, target, now, self.params)
+        ej = ElasticJob(eid, target, now, params or self.params)
         ej.subjobs[J0_KEY] = Subjob(J0_KEY, target.procs, target.limit, placeholder=True)
         self.jobs[eid] = ej
         ej.log.append((now, "submit-j0"))
@@ -164,14 +165,14 @@ class EJBScheduler:
             return actions  # the last decision is still being carried out
         choice: Choice | None
         if ej.state is ElasticState.WAIT:
-            choice = wait_cases(ej.target, self.params, slots)
+            choice = wait_cases(ej.target, ej.params, slots)
         else:
             if ej.running_procs() >= ej.target.procs:
                 return actions
             assert ej.launch is not None
             choice = running_cases(
                 ej.target,
-                self.params,
+                ej.params,
                 ej.launch,
                 ej.members(),
                 ej.running_procs(),
@@ -204,7 +205,7 @@ class EJBScheduler:
         ej.epoch.append(sj.key)
         ej.replan()
         ej.log.append((now, "migrate-in"))
-        actions: list[Action] = [Migrate(ej.eid, now, now + self.params.migration, (sj.key,), "expand")]
+        actions: list[Action] = [Migrate(ej.eid, now, now + ej.params.migration, (sj.key,), "expand")]
         return actions + self._drop_j0_if_dominated(ej, now)
 
     def _launch(self, ej: ElasticJob, sj: Subjob, now: float) -> list[Action]:
@@ -225,14 +226,14 @@ class EJBScheduler:
     def _j0_started(self, ej: ElasticJob, j0: Subjob, now: float) -> list[Action]:
         assert ej.launch is not None
         opt = j0_options(
-            ej.target, self.params, ej.launch, ej.members(), J0_KEY, now, ej.estimated_completion
+            ej.target, ej.params, ej.launch, ej.members(), J0_KEY, now, ej.estimated_completion
         )
         ej.log.append((now, f"j0-{opt.action}"))
         actions: list[Action] = []
         if opt.action == "cancel-j0":
             return self._cancel(ej, j0, now, "J0 started; subjobs finish earlier")
         if opt.action == "migrate-all":
-            at = now + self.params.migration
+            at = now + ej.params.migration
             for k in ej.epoch:
                 other = ej.subjobs[k]
                 if other.alive:
@@ -280,15 +281,15 @@ class EJBScheduler:
         """
         if ej.state is not ElasticState.RUNNING or ej.plan is None or not ej.j0.pending:
             return False
-        if 2 * self.params.delta < 1:
+        if 2 * ej.params.delta < 1:
             return False
         t_c = ej.plan.completion
         f = ej.plan.progress_at(now)
-        migrate_all = now + self.params.migration + (1.0 - f) * ej.target.limit
+        migrate_all = now + ej.params.migration + (1.0 - f) * ej.target.limit
         return migrate_all >= t_c - _EPS and now + ej.target.limit >= t_c - _EPS
 
     def _drop_j0_if_dominated(self, ej: ElasticJob, now: float) -> list[Action]:
-        if not self.params.drop_dominated_j0 or not self.j0_dominated(ej, now):
+        if not ej.params.drop_dominated_j0 or not self.j0_dominated(ej, now):
             return []
         ej.log.append((now, "drop-j0"))
         return self._cancel(ej, ej.j0, now, "J0 can no longer complete the application earlier")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from ejb.actions import CancelSubjob, Migrate, SubmitSubjob
-from ejb.manager import J0_KEY, EJBScheduler
 from ejb.model import ElasticState, Target
 from ejb.params import EJBParams
+from ejb.scheduler import J0_KEY, EJBScheduler
 from ejb.slots import slots_from_snapshot
 from slurm_ext.model import Job, JobState, Node, NodeState, Snapshot
 

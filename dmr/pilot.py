@@ -1,0 +1,185 @@
+"""Pilot mode of ``dmr-run``: a job that hosts groups of an application on a coordinator's orders.
+
+Elastic Job Bundling runs one application across several Slurm jobs (its subjobs and the
+placeholder ``J0``); each runs the user's own batch script, so ``dmr-run`` in it finds
+``DMR_PILOT=host:port:secret:role`` in its environment and, instead of starting the
+application by itself, becomes that subjob's *EJB worker* (paper 004, section 4, a pilot job):
+
+1. it tells the coordinator (the EJB manager) which job it is, its nodes and CPUs (``hello``);
+2. it starts groups of the application on its nodes when told (``launch``: the first groups
+   of the application, or groups that join the running application with an expansion token,
+   ``ppn`` ranks per node, over-subscribed with ``srun --overcommit`` when ``ppn`` exceeds the
+   node's CPUs);
+3. when all its groups have ended (the application completed, or its ranks moved to another
+   subjob) it says so (``ended``) and waits for the next order; ``exit`` ends the job.
+
+The coordinator may restart: the pilot reconnects and says again who it is; its groups run on
+meanwhile. A placeholder that cannot reach its coordinator at all runs the application as plain
+``dmr-run`` would (never a lost job); a subjob that cannot ends at once.
+Messages are JSON lines; the pilot's first one carries the secret its job was submitted with.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from dmr.agent import LAUNCH_TOKEN
+from dmr.launch import LaunchSpec, start_group
+
+PATIENCE = float(os.environ.get("DMR_PILOT_PATIENCE", "600"))  # seconds to wait for a lost coordinator
+
+
+class Pilot:
+    def __init__(self, spec: LaunchSpec, job_id: int | None, nodes: list[str], address: str) -> None:
+        host, port, self.secret, self.role = address.rsplit(":", 3)
+        self.address = (host, int(port))
+        self.spec = spec
+        self.job_id = job_id
+        self.nodes = nodes
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.lock = threading.Lock()
+        self.sock: socket.socket | None = None
+        self.reported = True  # no groups yet: nothing to report
+        self.worst = 0
+
+    # -- connection -----------------------------------------------------------------------------
+    def connect(self) -> bool:
+        try:
+            sock = socket.create_connection(self.address, timeout=10.0)
+        except OSError:
+            return False
+        sock.settimeout(None)
+        self.sock = sock
+        cpus = os.environ.get("SLURM_CPUS_ON_NODE", "1")
+        return self.send(
+            {
+                "op": "hello",
+                "secret": self.secret,
+                "role": self.role,
+                "job": self.job_id,
+                "nodes": self.nodes,
+                "cpus": int(cpus) if cpus.isdigit() else 1,
+                "running": self.running(),
+            }
+        )
+
+    def send(self, msg: dict[str, Any]) -> bool:
+        with self.lock:
+            if self.sock is None:
+                return False
+            try:
+                self.sock.sendall((json.dumps(msg) + "\n").encode())
+                return True
+            except OSError:
+                return False
+
+    def orders(self) -> Any:
+        """Orders as they come; ends when the connection drops."""
+        assert self.sock is not None
+        reader = self.sock.makefile("rb")
+        while True:
+            try:
+                line = reader.readline()
+            except OSError:  # reset by a coordinator that died
+                return
+            if not line:
+                return
+            try:
+                yield json.loads(line)
+            except ValueError:
+                continue
+
+    # -- groups ---------------------------------------------------------------------------------
+    def running(self) -> bool:
+        return any(p.poll() is None for p in self.procs)
+
+    def launch(self, order: dict[str, Any]) -> None:
+        ppn = int(order.get("ppn") or self.spec.ppn)
+        cpus = int(os.environ.get("SLURM_CPUS_ON_NODE", "0") or 0)
+        spec = replace(self.spec, ppn=ppn, overcommit=bool(cpus) and ppn > cpus)
+        env = {str(k): str(v) for k, v in (order.get("env") or {}).items()}
+        token = str(order.get("token") or "")
+        started = []
+        for i, node in enumerate(self.nodes):
+            extra = dict(env)
+            if not token:  # the application's first groups: the first opens the port
+                if i == 0:
+                    extra["DMR_LAUNCH_GROUPS"] = str(len(self.nodes))
+                else:
+                    extra["DMR_TOKEN"] = LAUNCH_TOKEN
+            else:
+                extra["DMR_TOKEN"] = token
+            started.append(start_group(spec, self.job_id, node, extra))
+        with self.lock:
+            self.procs += started
+            self.reported = False
+
+    def watch(self) -> None:
+        """Report once every group launched so far has ended."""
+        while True:
+            time.sleep(0.2)
+            with self.lock:
+                due = not self.reported and bool(self.procs) and not self.running()
+            if not due:
+                continue
+            for p in self.procs:
+                self.worst = self.worst or (p.returncode or 0)
+            if self.send({"op": "ended", "code": self.worst}):  # else: again after a reconnect
+                with self.lock:
+                    self.reported = True
+
+    def stop(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+    # -- main loop ------------------------------------------------------------------------------
+    def run(self, plain: Callable[[], int]) -> int:
+        if not self.connect():
+            if self.role == "j0":
+                print("dmr-run: the EJB manager is unreachable; running the job by itself", file=sys.stderr)
+                return plain()
+            print("dmr-run: the EJB manager is unreachable; this subjob has nothing to do", file=sys.stderr)
+            return 0
+        threading.Thread(target=self.watch, name="pilot-watch", daemon=True).start()
+        while True:
+            for order in self.orders():
+                what = order.get("do")
+                if what == "launch":
+                    self.launch(order)
+                elif what == "plain":  # the manager does not know this job (any more)
+                    if not self.procs:
+                        return plain()
+                    while self.running():  # never a second copy next to the groups already here
+                        time.sleep(1.0)
+                    return self.worst
+                elif what == "exit":
+                    self.stop()
+                    return self.worst
+            # the coordinator went away: our groups run on; say who we are again when it is back
+            deadline = time.monotonic() + PATIENCE
+            while not self.connect():
+                if time.monotonic() > deadline and not self.running():
+                    print("dmr-run: lost the EJB manager; no groups left here, ending", file=sys.stderr)
+                    return self.worst
+                time.sleep(2.0)
+
+
+def run(
+    spec: LaunchSpec, job_id: int | None, nodes: list[str], address: str, plain: Callable[[], int]
+) -> int:
+    return Pilot(spec, job_id, nodes, address).run(plain)

@@ -1,0 +1,5 @@
+"""``python -m ejb``: the ``ejb`` command."""
+
+from ejb.cli import app
+
+app()

@@ -1,0 +1,254 @@
+"""``ejb manager``, ``ejb status`` and ``ejb cancel``: Elastic Job Bundling on the live cluster."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ejb.live.client import manager_address, request
+from ejb.params import PAPER_DELTA, EJBParams
+
+Manager = Annotated[
+    str | None,
+    typer.Option("--manager", help="The EJB manager, host:port [default: $EJB_MANAGER or 127.0.0.1:7118]"),
+]
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(2)
+
+
+def _ask(address: str | None, msg: dict[str, Any]) -> dict[str, Any]:
+    where = manager_address(address)
+    try:
+        reply = request(where, msg)
+    except (OSError, ValueError) as exc:
+        typer.echo(f"error: the EJB manager at {where} does not answer ({exc})", err=True)
+        raise typer.Exit(1) from None
+    if not reply.get("ok"):
+        raise _fail(str(reply.get("error")))
+    return reply
+
+
+def manager_cmd(
+    host: Annotated[str, typer.Option(help="Address to listen on (0.0.0.0: every address)")] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option(help="Port for ejb-submit, ejb status/cancel and the subjobs' pilots")
+    ] = 7118,
+    service_port: Annotated[int, typer.Option(help="Port for the bundled applications' DMR checks")] = 7119,
+    state_dir: Annotated[
+        Path | None, typer.Option(help="Where the manager keeps its state [default: <state_dir>/ejb]")
+    ] = None,
+    o_max: Annotated[int, typer.Option("--o-max", help="Most ranks per CPU a subjob may run (O_max)")] = 4,
+    migration: Annotated[
+        float, typer.Option(help="Seconds a migration costs, for EJB-sched's choices (lambda)")
+    ] = 10.0,
+    interval: Annotated[float, typer.Option(help="Seconds between two passes over the queue")] = 1.0,
+) -> None:
+    """Run the EJB manager: bundles jobs submitted with ejb-submit into subjobs that start now.
+
+    Every decision is logged with its reason; the state survives a restart.
+    """
+    from ejb.live.daemon import Daemon, run
+    from slurm_ext.config import ConfigError, load_config
+
+    try:
+        cfg = load_config()
+        params = EJBParams(min_procs=2, o_max=o_max, migration=migration, delta=PAPER_DELTA)
+    except (ConfigError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    conf = cfg.cluster.slurm_conf
+    try:
+        where = state_dir or cfg.cluster.state_dir / "ejb"
+        daemon = Daemon(where, params, host, port, service_port, interval, conf if conf.exists() else None)
+    except OSError as exc:
+        typer.echo(f"error: cannot listen on {host}:{port}/{service_port}: {exc}", err=True)
+        raise typer.Exit(1) from None
+    run(daemon)
+
+
+def status_cmd(
+    job: Annotated[int | None, typer.Argument(help="A bundled job (J0's id); default: all")] = None,
+    manager: Manager = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object")] = False,
+    events: Annotated[
+        bool, typer.Option("--events", help="Also list each job's decisions and reasons")
+    ] = False,
+) -> None:
+    """Bundled jobs: target, J0, subjobs, progress, migrations."""
+    reply = _ask(manager, {"op": "status", "eid": job})
+    if as_json:
+        typer.echo(json.dumps(reply))
+        return
+    console = Console()
+    table = Table(
+        "job (J0)", "user", "state", "P x R", "progress", "subjobs (key=job:nodes:state)", "migrations"
+    )
+    for app in reply["apps"]:
+        subs = " ".join(
+            f"{k}={s['job_id']}:{s['nodes']}:{s['state']}{'*' if s['members'] else ''}"
+            for k, s in sorted(app["subjobs"].items(), key=lambda kv: int(kv[0]))
+        )
+        prog = "-" if app["progress"] is None else f"{100 * app['progress']:.0f}%"
+        shape = f"{app['nodes']} x {app['limit']:.0f}s"
+        table.add_row(str(app["eid"]), app["owner"], app["phase"], shape, prog, subs, str(app["migrations"]))
+    console.print(table)
+    console.print("* = ranks of the application run there")
+    if events:
+        for app in reply["apps"]:
+            for t, what in app["events"]:
+                console.print(f"{app['eid']}  {time.strftime('%H:%M:%S', time.localtime(t))}  {what}")
+
+
+def cancel_cmd(
+    job: Annotated[int, typer.Argument(help="The bundled job (J0's id, as ejb-submit printed it)")],
+    manager: Manager = None,
+) -> None:
+    """Cancel a bundled job: J0 and every subjob EJB submitted for it, nothing else."""
+    reply = _ask(manager, {"op": "cancel", "eid": job})
+    cancelled = reply.get("cancelled", [])
+    typer.echo(
+        f"cancelled job {job}" + (f" (Slurm jobs {', '.join(map(str, cancelled))})" if cancelled else "")
+    )
+
+
+def _scenario_setup(workdir: Path | None) -> tuple[Path, Path | None]:
+    import tempfile
+
+    from slurm_ext.config import ConfigError, load_config
+
+    try:
+        conf = load_config().cluster.slurm_conf
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
+    where = workdir or Path(tempfile.mkdtemp(prefix="ejb-live-", dir="/tmp"))
+    where.mkdir(parents=True, exist_ok=True)
+    return where, conf if conf.exists() else None
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _with_manager(workdir: Path, conf: Path | None, run: Any) -> Any:
+    """Run ``run(address)`` with a fresh EJB manager of its own (stopped after)."""
+    from ejb.live import scenario
+
+    port = _free_port()
+    proc = scenario.start_manager(workdir / "state", workdir / "manager.log", port, _free_port(), conf)
+    try:
+        return run(f"127.0.0.1:{port}")
+    finally:
+        scenario.stop_manager(proc)
+
+
+def demo_cmd(
+    workdir: Annotated[
+        Path | None, typer.Option(help="Where job scripts and outputs go [default: a new /tmp dir]")
+    ] = None,
+) -> None:
+    """Show EJB on the local cluster (about two minutes): a job that would wait starts at once in a
+    subjob on the free nodes, moves to its own job when that starts, and finishes with the right result."""
+    from ejb.live import scenario
+
+    where, conf = _scenario_setup(workdir)
+    console = Console()
+    shape = scenario.Shape()
+
+    def run(address: str) -> scenario.Outcome:
+        return scenario.run_once("ejb", shape, where, conf, address, progress=console.print)
+
+    out = _with_manager(where, conf, run)
+    res = out.result or {}
+    console.print(
+        f"job {out.job}: waited {out.wait:.1f} s, turnaround {out.turnaround:.1f} s (under sbatch it "
+        f"would wait about {shape.background_seconds} s for the background job)"
+    )
+    if out.status:
+        for t, what in out.status["events"]:
+            console.print(f"  {time.strftime('%H:%M:%S', time.localtime(t))}  {what}")
+    console.print(f"FS result: checksum ok = {res.get('checksum_ok')}, resizes = {res.get('resizes')}")
+    left = scenario.leftover(scenario.env_for(conf), where, out.job)
+    console.print(f"jobs of EJB left in the queue: {left or 'none'}; files in {where}")
+    if not res.get("checksum_ok") or left:
+        raise typer.Exit(1)
+
+
+def bench_live_cmd(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object")] = False,
+    workdir: Annotated[
+        Path | None, typer.Option(help="Where job scripts and outputs go [default: a new /tmp dir]")
+    ] = None,
+    background_seconds: Annotated[int, typer.Option(help="How long the rigid background job runs")] = 60,
+    steps: Annotated[int, typer.Option(help="Steps of the job (one second each at full size)")] = 40,
+) -> None:
+    """The same job behind the same background load, through sbatch and through ejb-submit."""
+    from ejb.live import scenario
+
+    where, conf = _scenario_setup(workdir)
+    shape = scenario.Shape(background_seconds=background_seconds, steps=steps)
+    say = (lambda _m: None) if as_json else Console(stderr=True).print
+    plain = scenario.run_once("sbatch", shape, where, conf, progress=say)
+    probe: dict[str, Any] = {}
+
+    def run(address: str) -> scenario.Outcome:
+        out = scenario.run_once("ejb", shape, where, conf, address, progress=say)
+        probe.update(request(address, {"op": "status"})["probe"])
+        return out
+
+    ejb = _with_manager(where, conf, run)
+    env = scenario.env_for(conf)
+    summary = {
+        "sbatch": {"turnaround": plain.turnaround, "wait": plain.wait},
+        "ejb": {"turnaround": ejb.turnaround, "wait": ejb.wait},
+        "ratio": ejb.turnaround / plain.turnaround,
+        "subjobs": len([s for s in (ejb.status or {}).get("subjobs", {}).values() if s["job_id"]]) - 1,
+        "migrations": (ejb.status or {}).get("migrations", 0),
+        "result_match": _same_result(plain.result, ejb.result),
+        "leftover_jobs": len(scenario.leftover(env, where, ejb.job)),
+        "probe_p50_s": probe.get("p50"),
+        "probe_n": probe.get("n", 0),
+        "shape": {"background_nodes": shape.background_nodes, "background_seconds": shape.background_seconds,
+                  "nodes": shape.nodes, "ppn": shape.ppn, "steps": shape.steps},
+        "load": os.getloadavg()[0],
+    }  # fmt: skip
+    if as_json:
+        typer.echo(json.dumps(summary))
+        return
+    table = Table("", "sbatch", "ejb-submit", "target")
+    table.add_row("turnaround s", f"{plain.turnaround:.1f}", f"{ejb.turnaround:.1f}", "ejb <= 0.8 x sbatch")
+    table.add_row("wait s", f"{plain.wait:.1f}", f"{ejb.wait:.1f}", "")
+    table.add_row("subjobs / migrations", "", f"{summary['subjobs']} / {summary['migrations']}", "")
+    match_left = f"{summary['result_match']} / {summary['leftover_jobs']}"
+    table.add_row("result match / leftover jobs", "", match_left, "true / 0")
+    p50 = summary["probe_p50_s"]
+    table.add_row("showbf probe p50 ms", "", "-" if p50 is None else f"{1e3 * p50:.1f}", "<= 50")
+    Console().print(table)
+    Console().print(f"ratio {summary['ratio']:.2f}; load average {summary['load']:.2f}; files in {where}")
+
+
+def _same_result(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+    """Both runs printed FS's result, with the same checksum, and it checked out."""
+    return bool(a and b and a["checksum"] == b["checksum"] and a["checksum_ok"] and b["checksum_ok"])
+
+
+def register(app: typer.Typer) -> None:
+    app.command("manager")(manager_cmd)
+    app.command("status")(status_cmd)
+    app.command("cancel")(cancel_cmd)
+    app.command("demo")(demo_cmd)
+    bench = typer.Typer(help="Benchmarks of EJB on the live cluster.", no_args_is_help=True)
+    bench.command("live")(bench_live_cmd)
+    app.add_typer(bench, name="bench")

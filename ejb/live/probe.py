@@ -1,0 +1,107 @@
+"""The manager's showbf: the immediately backfillable slots of the live queue (paper 004, §2.3).
+
+Slurm has no ``showbf``. Its backfill pass leaves, for each pending job it planned, a start time
+and the nodes it will start on (``squeue %S %Y``); with the idle nodes of the same moment these
+give EJB's two slot types the way Slurm itself will honour them:
+
+* type I: idle nodes no pending job is planned on -- a job there delays nobody, however long;
+* type II: every idle node, until the earliest planned start on one of them.
+
+Without any plan (empty queue, or backfill has not run yet) the slots follow from the snapshot
+as EASY sees them, by the function the simulator uses (:func:`ejb.slots.slots_from_snapshot`).
+
+``sbatch --test-only`` then has the last word on each subjob: Slurm 22.05 answers it for its main
+scheduler, which places a new job behind every pending job of higher priority, so a job backfill
+starts at once is often reported to start later; the manager accepts the answer "later, on nodes
+that are idle now and planned for nobody before the subjob would end", which is what backfill
+starts at once (:func:`backfill_agrees`).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Iterable, Mapping
+
+from ejb.slots import Slot, SlotKind, Slots, slots_from_snapshot
+from slurm_ext.model import Snapshot
+from slurm_ext.service.watcher import SnapshotCache
+from slurm_ext.slurm.adapter import SlurmCluster
+
+Plan = Mapping[int, tuple[float | None, tuple[str, ...]]]  # pending job -> (planned start, nodes)
+
+
+def reservations(idle: Iterable[str], plan: Plan) -> dict[str, float]:
+    """Idle node -> the earliest planned start of a pending job on it."""
+    idle_set = set(idle)
+    out: dict[str, float] = {}
+    for start, nodes in plan.values():
+        if start is None:
+            continue
+        for n in nodes:
+            if n in idle_set:
+                out[n] = min(out.get(n, math.inf), start)
+    return out
+
+
+def slots_from_plan(now: float, idle: Iterable[str], plan: Plan) -> Slots | None:
+    """Slots from Slurm's backfill plan (None: no pending job has a plan)."""
+    idle = list(idle)
+    if not any(start is not None and nodes for start, nodes in plan.values()):
+        return None
+    held = reservations(idle, plan)
+    free = len(idle)
+    p1 = free - len(held)
+    s1 = Slot(SlotKind.TYPE_I, p1, math.inf) if p1 > 0 else None
+    shadow = min(held.values(), default=math.inf)
+    s2 = Slot(SlotKind.TYPE_II, free, shadow - now) if held and shadow > now else None
+    return Slots(now, free, p1, shadow, s1, s2)
+
+
+def backfill_agrees(
+    now: float,
+    idle: Iterable[str],
+    plan: Plan,
+    start: float,
+    nodes: Iterable[str],
+    limit: float,
+    slack: float = 5,
+) -> bool:
+    """Whether ``sbatch --test-only``'s answer (``start`` on ``nodes``) means "starts now"."""
+    if start <= now + slack:
+        return True
+    idle_set, nodes = set(idle), list(nodes)
+    if not nodes or not set(nodes) <= idle_set:
+        return False
+    held = reservations(nodes, plan)
+    return all(now + limit <= t for t in held.values())
+
+
+class Probe:
+    def __init__(self, cache: SnapshotCache) -> None:
+        self.cache = cache
+        self.backend: SlurmCluster = cache.backend  # type: ignore[assignment]
+        self.plan: Plan = {}
+        self.snap: Snapshot | None = None
+        self.seconds: list[float] = []  # the last probes' durations: Slurm's reads and the slots
+
+    def run(self) -> tuple[Snapshot, Slots]:
+        """A fresh snapshot and its slots."""
+        t0 = time.perf_counter()
+        snap = self.snap = self.cache.fresh()
+        self.plan = self.backend.planned_starts()
+        slots = slots_from_plan(snap.time, snap.idle_nodes, self.plan) or slots_from_snapshot(snap)
+        self.seconds = [*self.seconds[-999:], time.perf_counter() - t0]
+        return snap, slots
+
+    def starts_now(self, nodes: int, limit: float) -> bool:
+        """``sbatch --test-only`` agrees that a job of this shape starts now (see the module's notes)."""
+        start, where = self.backend.test_only(nodes, limit)
+        idle = self.snap.idle_nodes if self.snap is not None else ()
+        return backfill_agrees(time.time(), idle, self.plan, start, where, limit)
+
+    def summary(self) -> dict[str, float | int]:
+        if not self.seconds:
+            return {"n": 0}
+        return {"n": len(self.seconds), "p50": statistics.median(self.seconds), "max": max(self.seconds)}

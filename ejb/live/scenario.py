@@ -1,0 +1,218 @@
+"""The live EJB scenario of ``ejb demo``, ``ejb bench live`` and the end-to-end tests.
+
+A rigid background job holds most of the cluster; a malleable job (FS under ``dmr-run``) that
+needs more nodes than are free is submitted once with ``sbatch`` (it waits for the background
+job) and once with ``ejb-submit`` (it starts at once in a subjob on the free nodes, over-subscribed,
+and moves to its own job ``J0`` when that starts). Times come from Slurm's accounting (``sacct``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+FS = Path(__file__).resolve().parents[2] / "apps" / "fs.py"
+
+
+@dataclass(frozen=True)
+class Shape:
+    """Sizes of the scenario (defaults fit the 8-node local cluster: 6 busy, 2 free)."""
+
+    background_nodes: int = 6
+    background_seconds: int = 60
+    nodes: int = 4
+    ppn: int = 2
+    steps: int = 40
+    step_seconds: float = 1.0  # one step at full size
+    state_mb: float = 16
+    minutes: int = 5
+    ejb: str = ""  # an #EJB directive line's options, e.g. "--migration 100"
+
+    def script(self) -> str:
+        ranks = self.nodes * self.ppn
+        fs = (
+            f"{sys.executable} {FS} --steps {self.steps} --step-seconds {self.step_seconds * ranks} "
+            f"--state-mb {self.state_mb} --min 1 --max {ranks * 16}"
+        )
+        ejb = f"#EJB {self.ejb}\n" if self.ejb else ""
+        return (
+            f"#!/bin/bash\n#SBATCH -N {self.nodes}\n#SBATCH --ntasks-per-node={self.ppn}\n"
+            f"#SBATCH -t {self.minutes}\n{ejb}{sys.executable} -m dmr -- {fs}\n"
+        )
+
+
+@dataclass
+class Outcome:
+    mode: str
+    job: int
+    submitted: float
+    first_start: float
+    end: float
+    jobs: list[dict[str, Any]] = field(default_factory=list)  # every Slurm job of the run (sacct)
+    result: dict[str, Any] | None = None  # FS_RESULT
+    status: dict[str, Any] | None = None  # the EJB manager's record
+
+    @property
+    def turnaround(self) -> float:
+        return self.end - self.submitted
+
+    @property
+    def wait(self) -> float:
+        return self.first_start - self.submitted
+
+
+def env_for(conf: Path | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_JOB")}
+    if conf is not None:
+        env["SLURM_CONF"] = str(conf)
+    return env
+
+
+def _run(argv: list[str], env: dict[str, str], cwd: Path) -> str:
+    res = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, check=False, timeout=120)
+    if res.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:3])}...: {res.stderr.strip() or res.stdout.strip()}")
+    return res.stdout + res.stderr
+
+
+def sacct(job_ids: list[int], env: dict[str, str], cwd: Path) -> list[dict[str, Any]]:
+    """Submit/start/end (epoch seconds) and state of each job, from Slurm's accounting."""
+    ids = ",".join(map(str, job_ids))
+    out = _run(["sacct", "-X", "-n", "-P", "-j", ids, "-o", "JobID,JobName,Submit,Start,End,State"], env, cwd)
+    rows = []
+    for line in out.splitlines():
+        parts = line.split("|")
+        if len(parts) != 6 or not parts[0].isdigit():
+            continue
+
+        def t(text: str) -> float | None:
+            try:
+                return datetime.fromisoformat(text).timestamp()
+            except ValueError:
+                return None
+
+        rows.append({"job": int(parts[0]), "name": parts[1], "submit": t(parts[2]), "start": t(parts[3]),
+                     "end": t(parts[4]), "state": parts[5]})  # fmt: skip
+    return rows
+
+
+def fs_result(text: str) -> dict[str, Any] | None:
+    line = next((ln for ln in text.splitlines() if ln.startswith("FS_RESULT ")), None)
+    return None if line is None else json.loads(line.removeprefix("FS_RESULT "))
+
+
+def queue(env: dict[str, str], cwd: Path) -> list[tuple[int, str, str]]:
+    out = _run(["squeue", "-h", "-o", "%i|%j|%T"], env, cwd)
+    return [(int(i), n, s) for i, n, s in (ln.split("|") for ln in out.splitlines() if ln.count("|") == 2)]
+
+
+def wait_for(cond: Callable[[], Any], timeout: float, every: float = 1.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = cond()
+        if value:
+            return value
+        time.sleep(every)
+    raise TimeoutError(f"timed out after {timeout:.0f} s")
+
+
+def background(shape: Shape, env: dict[str, str], cwd: Path) -> int:
+    out = _run(["sbatch", "--parsable", "-N", str(shape.background_nodes), "-J", "rigid-background",
+                "-t", str(max(2, shape.background_seconds // 60 + 2)), "-o", "/dev/null",
+                "--wrap", f"sleep {shape.background_seconds}"], env, cwd)  # fmt: skip
+    return int(out.strip().split(";")[0].split()[-1])
+
+
+def run_once(
+    mode: str,
+    shape: Shape,
+    workdir: Path,
+    conf: Path | None = None,
+    manager: str | None = None,
+    with_background: bool = True,
+    during: Callable[[int], None] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Outcome:
+    """Submit the job with ``sbatch`` or ``ejb-submit`` (behind the background job) and wait for its end."""
+    say = progress or (lambda _msg: None)
+    workdir.mkdir(parents=True, exist_ok=True)
+    env = env_for(conf)
+    if manager is not None:
+        env["EJB_MANAGER"] = manager
+    script = workdir / f"job-{mode}.sh"
+    script.write_text(shape.script())
+    bg = background(shape, env, workdir) if with_background else None
+    if bg is not None:
+        wait_for(lambda: any(j == bg and s == "RUNNING" for j, _, s in queue(env, workdir)), 60, 0.3)
+        say(f"background job {bg} holds {shape.background_nodes} nodes for {shape.background_seconds} s")
+    submit = ["sbatch", "--parsable"] if mode == "sbatch" else ["ejb-submit", "--parsable"]
+    out = _run([*submit, "-o", str(workdir / f"{mode}-%j.out"), str(script)], env, workdir)
+    job = int(next(ln for ln in out.splitlines() if ln.strip().isdigit()).strip())
+    say(f"{mode}: job {job} submitted ({shape.nodes} nodes x {shape.ppn} ranks, {shape.steps} steps)")
+    if during is not None:
+        during(job)
+    mine = f"ejb{job}."
+    wait_for(lambda: not any(j == job or n.startswith(mine) for j, n, _ in queue(env, workdir)), 900)
+    if bg is not None:
+        wait_for(lambda: not any(j == bg for j, _, _ in queue(env, workdir)), 300)
+    time.sleep(1.0)  # accounting catches up with the last job's end
+    status = None
+    if mode == "ejb":
+        from ejb.live.client import manager_address, request
+
+        status = request(manager_address(manager), {"op": "status", "eid": job})["apps"][0]
+    ids = [job] + ([int(s["job_id"]) for s in status["subjobs"].values() if s["job_id"]] if status else [])
+    rows = sacct(sorted(set(ids)), env, workdir)
+    starts = [r["start"] for r in rows if r["start"] is not None]
+    ends = [r["end"] for r in rows if r["end"] is not None]
+    submitted = next(r["submit"] for r in rows if r["job"] == job)
+    text = (workdir / f"{mode}-{job}.out").read_text() if (workdir / f"{mode}-{job}.out").exists() else ""
+    return Outcome(mode, job, submitted, min(starts), max(ends), rows, fs_result(text), status)
+
+
+def leftover(env: dict[str, str], cwd: Path, job: int) -> list[int]:
+    """Jobs of a bundled job still in the queue (J0 or any subjob)."""
+    return [j for j, n, _ in queue(env, cwd) if j == job or n.startswith(f"ejb{job}.")]
+
+
+def start_manager(
+    state_dir: Path, log: Path, port: int, service_port: int, conf: Path | None = None, *args: str,
+    crash_at: str | None = None,
+) -> subprocess.Popen[bytes]:  # fmt: skip
+    """``ejb manager`` as a process on 127.0.0.1 (output appended to ``log``); returns once it answers."""
+    from ejb.live.client import request
+
+    env = {k: v for k, v in env_for(conf).items() if k != "ELASTIC_CRASH_AT"}
+    if crash_at:
+        env["ELASTIC_CRASH_AT"] = crash_at
+    cmd = [sys.executable, "-m", "ejb", "manager", "--port", str(port), "--service-port", str(service_port),
+           "--state-dir", str(state_dir), *args]  # fmt: skip
+    proc = subprocess.Popen(cmd, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            request(f"127.0.0.1:{port}", {"op": "ping"}, timeout=1.0)
+            return proc
+        except (OSError, ValueError):
+            if proc.poll() is not None:
+                break
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError(f"the EJB manager did not start:\n{log.read_text()[-2000:]}")
+
+
+def stop_manager(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()

@@ -1,0 +1,223 @@
+"""Elastic Job Bundling on the local cluster: ejb-submit, the EJB manager and its pilots, real ranks.
+
+A rigid background job holds 6 of the 8 nodes for a minute; a 4-node FS job would wait for it.
+Through ejb-submit it starts at once in a 2-node subjob (two ranks per CPU), moves to J0 when the
+background job ends, and prints the result the same job prints under plain sbatch.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ejb.live import scenario
+from ejb.live.client import request
+from tests.e2e.conftest import free_port, idle_nodes, sh
+from tests.users import CLIENT
+
+pytestmark = [pytest.mark.slurm, pytest.mark.mpi]
+LEFTOVER_NAMES = ("rigid-background", "job.sh", "job-ejb.sh", "job-sbatch.sh", "wrapped")
+
+
+def plain_result(tmp: Path, conf: Path) -> dict:
+    """The same job without any background load, under sbatch (a few steps: the result does not
+    depend on the number of steps)."""
+    shape = scenario.Shape(steps=4)
+    out = scenario.run_once("sbatch", shape, tmp / "plain", conf, with_background=False)
+    assert out.result is not None
+    return out.result
+
+
+def ejb_jobs(job: int, conf: Path) -> list[str]:
+    """Every job EJB ever ran for ``job``, from accounting: J0 and the subjobs."""
+    out = sh("sacct", "-X", "-n", "-P", "-o", "JobID,JobName", "-S", "now-1hour", conf=conf)
+    return [ln for ln in out.splitlines() if ln.startswith(f"{job}|") or f"|ejb{job}." in ln]
+
+
+class Supervised:
+    """An EJB manager that is restarted whenever it dies; each start may get a crash point."""
+
+    def __init__(self, tmp: Path, conf: Path, crashes: list[str]) -> None:
+        self.tmp, self.conf, self.crashes = tmp, conf, list(crashes)
+        self.port, self.service_port = free_port(), free_port()
+        self.starts = 0
+        self.proc = self._start()
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.thread.start()
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        crash = self.crashes.pop(0) if self.crashes else None
+        self.starts += 1
+        return scenario.start_manager(self.tmp / "state", self.tmp / "manager.log", self.port,
+                                      self.service_port, self.conf, crash_at=crash)  # fmt: skip
+
+    def _watch(self) -> None:
+        while not self.stopping.wait(0.2):
+            if self.proc.poll() is not None:
+                self.proc = self._start()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.thread.join()
+        scenario.stop_manager(self.proc)
+
+
+@pytest.fixture
+def conf(slurm) -> Iterator[Path]:  # noqa: ANN001 -- slurm: every node idle before
+    from slurm_ext.config import load_config
+
+    path = load_config().cluster.slurm_conf
+    yield path
+    # whatever a failed test left: the background job, the bundled jobs and their subjobs
+    for job, name, _ in scenario.queue(scenario.env_for(path), Path("/")):
+        if name in LEFTOVER_NAMES or name.startswith("ejb"):
+            sh("scancel", str(job), check=False, conf=path)
+
+
+def test_a_waiting_job_starts_now_in_a_subjob_moves_to_j0_and_prints_sbatchs_result(conf, tmp_path):
+    expected = plain_result(tmp_path, conf)
+    manager = Supervised(tmp_path, conf, [])
+    try:
+        out = scenario.run_once("ejb", scenario.Shape(), tmp_path / "ejb", conf, manager.address)
+    finally:
+        manager.stop()
+    assert out.result is not None, (tmp_path / "manager.log").read_text()[-3000:]
+    assert out.result["checksum_ok"] and out.result["checksum"] == expected["checksum"]
+    assert out.wait < 30, f"waited {out.wait:.0f} s: the subjob should start at once (sbatch: 60 s)"
+    status = out.status
+    assert status is not None and status["phase"] == "done" and status["migrations"] >= 1
+    assert any("migrate all processes to J0" in what for _, what in status["events"])
+    resizes = [r[1] for r in out.result["resizes"]]
+    assert resizes[:2] == ["expand", "shrink"]  # into J0, then out of the subjob (rank 0 moved too)
+    assert out.turnaround < 60 + 40, f"turnaround {out.turnaround:.0f} s: no better than sbatch"
+    assert scenario.leftover(scenario.env_for(conf), tmp_path, out.job) == []
+    scenario.wait_for(lambda: idle_nodes() == 8, 30, 0.5)  # every node back
+
+
+def test_the_job_completes_when_the_manager_is_killed_after_a_submission_and_during_a_migration(
+    conf, tmp_path
+):
+    # first start: killed right after sbatch returned a subjob's id; second: killed once J0's groups
+    # joined (the application never hears the answer to its commit); third: runs to the end
+    manager = Supervised(tmp_path, conf, ["ejb-submitted", "ejb-joined"])
+    try:
+        out = scenario.run_once("ejb", scenario.Shape(), tmp_path / "ejb", conf, manager.address)
+    finally:
+        manager.stop()
+    log = (tmp_path / "manager.log").read_text()
+    assert manager.starts == 3, log[-3000:]
+    assert out.result is not None and out.result["checksum_ok"], log[-3000:]
+    status = out.status
+    assert status is not None and status["phase"] == "done", log[-3000:]
+    assert any("adopted subjob" in what for _, what in status["events"])
+    assert len([j for j in ejb_jobs(out.job, conf) if "|ejb" in j]) == 1  # one subjob: nothing duplicated
+    assert scenario.leftover(scenario.env_for(conf), tmp_path, out.job) == []
+
+
+def test_ejb_cancel_takes_j0_and_the_subjobs_and_only_for_their_owner(conf, tmp_path, other_user):
+    manager = Supervised(tmp_path, conf, [])
+    env = {**scenario.env_for(conf), "EJB_MANAGER": manager.address}
+    try:
+        bg = scenario.background(scenario.Shape(), env, tmp_path)
+        script = tmp_path / "job.sh"
+        script.write_text(scenario.Shape(steps=400).script())
+        submit = ["ejb-submit", "-o", str(tmp_path / "out-%j.out"), str(script)]
+        res = subprocess.run(submit, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+        assert res.returncode == 0, res.stderr
+        job = int(res.stdout.split()[-1])
+        assert f"job {job} bundled" in res.stderr
+
+        def hosting() -> list[dict]:
+            app = request(manager.address, {"op": "status", "eid": job})["apps"][0]
+            return [s for s in app["subjobs"].values() if s["members"]]
+
+        assert scenario.wait_for(hosting, 60)
+        # another user is told no, and nothing changes
+        line = json.dumps({"op": "cancel", "eid": job}) + "\n"
+        client = ["/usr/bin/python3", "-c", CLIENT, "127.0.0.1", str(manager.port), line]
+        other = subprocess.run(["runuser", "-u", other_user, "--", *client], capture_output=True, text=True,
+                               timeout=30, cwd="/")  # fmt: skip
+        assert "permission denied" in other.stdout
+        assert len(scenario.leftover(env, tmp_path, job)) == 2  # J0 pending, the subjob running
+        res = subprocess.run(["ejb", "cancel", str(job)], capture_output=True, text=True, env=env, timeout=60)
+        assert res.returncode == 0 and f"cancelled job {job}" in res.stdout, res.stderr
+        scenario.wait_for(lambda: not scenario.leftover(env, tmp_path, job), 30, 0.5)
+        assert any(j == bg for j, _, _ in scenario.queue(env, tmp_path))  # not EJB's: untouched
+    finally:
+        manager.stop()
+        sh("scancel", "-n", "rigid-background", check=False, conf=conf)
+
+
+def test_ejb_submit_with_the_manager_up_bundles_dmr_jobs_and_passes_the_rest_to_sbatch(conf, tmp_path):
+    manager = Supervised(tmp_path, conf, [])
+    env = {**scenario.env_for(conf), "EJB_MANAGER": manager.address}
+
+    def submit(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["ejb-submit", *args], capture_output=True, text=True, env=env, cwd=tmp_path,
+                              timeout=60)  # fmt: skip
+
+    try:
+        scenario.background(scenario.Shape(), env, tmp_path)
+        before = scenario.queue(env, tmp_path)
+        bad = submit("-N", "4", "--no-such-option", "--wrap", "dmr-run -- true")
+        assert bad.returncode != 0 and "unrecognized option" in bad.stderr
+        assert scenario.queue(env, tmp_path) == before  # sbatch's error, nothing submitted
+        plain = submit("-N", "4", "--ntasks-per-node", "2", "-o", "/dev/null", "--wrap", "sleep 5")
+        assert plain.returncode == 0 and "submitted with plain sbatch" in plain.stderr
+        assert "does not run its application with dmr" in plain.stderr
+        sh("scancel", plain.stdout.split()[-1], conf=conf)  # it waits ahead of the next one otherwise
+        work = tmp_path / "work"
+        work.mkdir()
+        fs = f"{scenario.FS} --steps 400 --step-seconds 8 --min 1 --max 64"
+        res = submit("--parsable", "-N", "4", "--ntasks-per-node=2", "-t", "5", "-J", "wrapped", "-p",
+                     "debug", "-D", str(work), "-o", "out-%j.txt", "--export=ALL,EJB_TEST=1", "--ejb-o-max",
+                     "2", "--wrap", f"dmr-run -- {sys.executable} {fs}")  # fmt: skip
+        assert res.returncode == 0, res.stderr
+        job = int(res.stdout.strip())
+        app = request(manager.address, {"op": "status", "eid": job})["apps"][0]
+        assert app["o_max"] == 2 and app["output"] == str(work / f"out-{job}.txt")
+        assert "env" not in app and all("secret" not in sub for sub in app["subjobs"].values())  # public
+
+        def subjob() -> tuple[str, dict] | None:
+            subs = request(manager.address, {"op": "status", "eid": job})["apps"][0]["subjobs"]
+            return next(((k, s) for k, s in subs.items() if k != "0" and s["members"]), None)
+
+        key, sub = scenario.wait_for(subjob, 60, 0.5)  # a slot sbatch --test-only refused is tried anew
+        shown = sh("scontrol", "show", "job", "-o", str(sub["job_id"]), conf=conf)
+        assert f"JobName=ejb{job}.{key}" in shown and "Partition=debug" in shown
+        assert f"WorkDir={work}" in shown
+        assert f"StdOut={work}/out-{job}.txt" in shown  # the user reads one file
+        app = request(manager.address, {"op": "status", "eid": job})["apps"][0]
+        assert app["phase"] == "running" and app["subjobs"]["0"]["state"] == "pending"  # J0 keeps its place
+    finally:
+        manager.stop()
+
+
+def test_when_j0_starts_early_and_a_migration_costs_more_than_the_progress_the_job_restarts_on_j0(
+    conf, tmp_path
+):
+    # lambda = 200 s (an #EJB line): when J0 starts after 20 s, little is done; starting over on J0
+    # completes earlier than moving there (EJB-sched's choice, section 3.3)
+    shape = scenario.Shape(background_seconds=20, ejb="--migration 200")
+    manager = Supervised(tmp_path, conf, [])
+    try:
+        out = scenario.run_once("ejb", shape, tmp_path / "ejb", conf, manager.address)
+    finally:
+        manager.stop()
+    status = out.status
+    assert status is not None and status["restarts"] == 1 and status["phase"] == "done", status
+    assert any("restart the application on J0" in what for _, what in status["events"])
+    assert out.result is not None and out.result["checksum_ok"]
+    assert out.result["resizes"] == []  # the run that printed it ran on J0 from its first step
+    assert scenario.leftover(scenario.env_for(conf), tmp_path, out.job) == []

@@ -1,0 +1,104 @@
+"""The live EJB manager's pure parts: sbatch lines, slots from Slurm's backfill plan, saved state."""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+from ejb.live import jobs
+from ejb.live.probe import backfill_agrees, slots_from_plan
+from ejb.live.records import AppRecord, Migration, Store, SubjobRecord
+from ejb.model import Target
+from ejb.params import EJBParams
+from ejb.scheduler import EJBScheduler
+from ejb.slots import SlotKind
+
+NOW = 1_000_000.0
+
+
+def test_a_subjob_keeps_the_users_options_and_gets_ejbs_shape_name_output_and_pilot():
+    options: list[list[str | None]] = [
+        ["-N", "6"], ["--ntasks-per-node", "2"], ["-t", "10"], ["-A", "physics"], ["--qos", "high"],
+        ["-J", "mine"], ["-o", "x.out"], ["--parsable", None], ["--export", "ALL,FOO=1"], ["--mem", "4G"],
+    ]  # fmt: skip
+    argv = jobs.subjob_argv(options, ["job.sh", "arg"], 2, 900, "ejb70.1", "/w/slurm-70.out", "h:1:s:sub")
+    assert argv[:2] == ["sbatch", "--parsable"]
+    assert argv[-2:] == ["job.sh", "arg"]
+    assert argv[2:4] == ["-A", "physics"] and "--mem=4G" in argv and "--qos=high" in argv
+    for gone in ("6", "10", "mine", "x.out"):
+        assert gone not in argv
+    assert {
+        "-N",
+        "2",
+        "--job-name=ejb70.1",
+        "--time=15",
+        "--output=/w/slurm-70.out",
+        "--open-mode=append",
+    } <= set(argv)
+    assert "--export=ALL,FOO=1,DMR_PILOT=h:1:s:sub" in argv
+    assert argv.count("--parsable") == 1
+
+
+def test_an_unlimited_subjob_has_no_time_option_and_export_none_keeps_only_the_pilot():
+    argv = jobs.subjob_argv(
+        [["--export", "NONE"]], ["--wrap", "dmr-run -- a.py"], 1, math.inf, "ejb1.2", "", "p"
+    )
+    assert not any(a.startswith("--time") or a.startswith("--output") for a in argv)
+    assert "--export=DMR_PILOT=p" in argv and argv[-2:] == ["--wrap", "dmr-run -- a.py"]
+
+
+def test_j0_is_the_job_as_typed_appending_to_its_output_with_a_pilot():
+    argv = jobs.j0_argv([("-N", "4"), ("--parsable", None), ("--wrap", "x")], ["--wrap", "x"], "h:1:s:j0")
+    pilot = "--export=ALL,DMR_PILOT=h:1:s:j0"
+    assert argv == ["sbatch", "--parsable", "-N", "4", "--open-mode=append", pilot, "--wrap", "x"]
+
+
+def test_slots_follow_slurms_plan_type_one_is_idle_nodes_nobody_is_planned_on():
+    plan = {70: (NOW + 120, ("n1", "n2", "n3", "n4", "n5", "n7"))}
+    slots = slots_from_plan(NOW, ["n6", "n7", "n8"], plan)
+    assert slots is not None
+    assert slots.type1 is not None and slots.type1.kind is SlotKind.TYPE_I and slots.type1.procs == 2
+    assert slots.type2 is not None and slots.type2.procs == 3 and slots.type2.duration == 120
+    assert slots_from_plan(NOW, ["n7"], {}) is None  # no plan: the caller falls back to the EASY view
+    assert slots_from_plan(NOW, ["n7"], {70: (None, ())}) is None
+
+
+def test_test_only_agrees_when_backfill_would_start_the_job_now():
+    plan = {70: (NOW + 120, ("n1", "n2"))}
+    assert backfill_agrees(NOW, ["n7", "n8"], plan, NOW + 1, ("n7", "n8"), 900)
+    # reported later, but on idle nodes nobody waits for: backfill starts it at once
+    assert backfill_agrees(NOW, ["n7", "n8"], plan, NOW + 200, ("n7", "n8"), 900)
+    # later on a node planned for job 70 before the subjob would end: no
+    assert not backfill_agrees(NOW, ["n1", "n7"], plan, NOW + 200, ("n1", "n7"), 900)
+    assert backfill_agrees(NOW, ["n1", "n7"], plan, NOW + 200, ("n1", "n7"), 100)
+    # on nodes that are busy now: no
+    assert not backfill_agrees(NOW, ["n7"], plan, NOW + 200, ("n5", "n7"), 60)
+
+
+def test_the_state_survives_a_restart(tmp_path):
+    sched = EJBScheduler(EJBParams(min_procs=2))
+    sched.arrive(70, Target(6, 300.0), NOW)
+    sched.bound(70, 0, 70, NOW)
+    app = AppRecord(eid=70, owner="root", uid=0, options=[["-N", "6"]], script=["job.sh"], cwd="/w", env={},
+                    ppn=2, nodes=6, limit=300.0)  # fmt: skip
+    app.subjobs[0] = SubjobRecord(0, 70, 6, 300.0, "s0")
+    app.subjobs[1] = SubjobRecord(1, 71, 2, 900.0, "s1", state="running", hosts=["n7", "n8"], members=True)
+    app.migration = Migration([0], [1], phase="shrink", token="t")
+    app.log(NOW, "registered")
+    store = Store(tmp_path / "state")
+    store.save({70: app}, sched)
+    apps, loaded = Store(tmp_path / "state").load()
+    assert apps[70] == app
+    assert loaded is not None and loaded.owner(71) is None and loaded.owner(70) is not None
+    assert (tmp_path / "state" / "apps.json").stat().st_mode & 0o777 == 0o600
+    assert pickle.loads((tmp_path / "state" / "scheduler.pickle").read_bytes()).jobs.keys() == {70}
+    assert Store(tmp_path / "empty").load() == ({}, None)
+
+
+def test_j0s_output_pattern_is_filled_in_as_for_j0():
+    from slurm_ext.model import Job, JobState
+
+    j0 = Job(70, JobState.PENDING, 4, name="sim", user="ana")
+    assert jobs.output_of("/w/out-%j-%x-%u.txt", j0) == "/w/out-70-sim-ana.txt"
+    assert jobs.output_of("/w/100%%-%J.log", j0) == "/w/100%-70.log"
+    assert jobs.output_of("/w/slurm-70.out", j0) == "/w/slurm-70.out"
