@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from apps.common import check_args, parser, planned, report
+from apps.common import add_model_option, check_args, modeled_step, parser, planned, report
 
 
 def apply_a(comm, x: np.ndarray) -> np.ndarray:  # noqa: ANN001  (an MPI communicator)
@@ -42,6 +42,7 @@ def dot(comm, a: np.ndarray, b: np.ndarray) -> float:  # noqa: ANN001
 
 def main(argv: list[str] | None = None) -> int:
     ap = parser("cg", __doc__.split("\n\n")[0])
+    add_model_option(ap)
     ap.add_argument("--n", type=int, default=128, help="grid points per side (>= --max; default 128)")
     ap.add_argument("--iters", type=int, default=20, help="CG iterations per step (default 20)")
     ap.add_argument("--tol", type=float, default=1e-8, help="relative residual to reach (default 1e-8)")
@@ -72,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
             a["p"] = a["r"] + (rho / m.values["rho"]) * a["p"]
             m.values["rho"] = rho
             m.values["iters"] += 1
+        modeled_step(args.model_seconds, m.comm)
     # the true residual, not the recurrence's
     residual = np.ones_like(m.arrays["x"]) - apply_a(m.comm, m.arrays["x"])
     rel = np.sqrt(dot(m.comm, residual, residual)) / m.values["bnorm"]

@@ -61,3 +61,44 @@ def report(name: str, result: dict[str, Any]) -> int:
     """Print the result line; the exit code is 0 only if the app's own check passed."""
     print(f"{name}_RESULT " + json.dumps(result), flush=True)
     return 0 if result["ok"] else 1
+
+
+def add_model_option(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument(
+        "--model-seconds",
+        type=float,
+        default=0.0,
+        help="modelled part of a step, seconds on one rank: slept as this / ranks x ranks per CPU "
+        "after the real compute (the test cluster's nodes share one host's cores, so real compute "
+        "does not speed up with nodes; default 0)",
+    )
+
+
+def modeled_step(seconds: float, comm: Any) -> None:
+    """Sleep the modelled part of a step on this many ranks (see ``--model-seconds``)."""
+    if seconds > 0:
+        import time
+
+        time.sleep(seconds / comm.Get_size() * crowding(comm))
+
+
+def crowding(comm: Any) -> float:
+    """Ranks per CPU on the busiest node of ``comm`` (at least 1).
+
+    An over-subscribed node (EJB runs a job's ranks on fewer nodes than it asked for) shares its
+    CPUs among its ranks; a step of a bulk-synchronous app waits for the slowest node. The test
+    cluster's nodes all share one host's cores, so apps that only sleep (FS) model this instead
+    of suffering it.
+    """
+    import os
+
+    from dmr.runtime import node_name
+
+    cpus = os.environ.get("SLURM_CPUS_ON_NODE", "")
+    mine = (node_name(), int(cpus) if cpus.isdigit() else 0)
+    counts: dict[str, int] = {}
+    cpus_of: dict[str, int] = {}
+    for node, n in comm.allgather(mine):
+        counts[node] = counts.get(node, 0) + 1
+        cpus_of[node] = max(cpus_of.get(node, 0), n)
+    return max([1.0] + [counts[n] / cpus_of[n] for n in counts if cpus_of[n] > 0])

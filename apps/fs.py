@@ -1,6 +1,7 @@
 """Flexible Sleep (FS): the paper's synthetic malleable application, in mpi4py.
 
-N steps; each sleeps ``--step-seconds / ranks`` (a perfectly scalable step) and is preceded
+N steps; each sleeps ``--step-seconds / ranks`` (a perfectly scalable step; times the ranks per
+CPU of the busiest node where nodes are over-subscribed, see :func:`apps.common.crowding`) and is preceded
 by a DMR reconfiguring point. The job carries ``--state-mb`` of state in total (uint64
 words, block-distributed), handed over on every expand/shrink; its order-sensitive
 checksum is taken at the start and verified at the end. Rank 0 prints one line per
@@ -19,7 +20,7 @@ import time
 
 import numpy as np
 
-from apps.common import check_args, parser, planned
+from apps.common import check_args, crowding, parser, planned
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -32,7 +33,20 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         default=0.0,
         help="ranks started by an expansion wait this long first (tests)",
     )
+    ap.add_argument(
+        "--grow",
+        default="",
+        help="STEP:RANKS: from STEP on, an evolving job (paper 000): rigid at its size, asking the "
+        "service to grow to RANKS (dmr.request_growth) until it has them",
+    )
     args = check_args(ap, ap.parse_args(argv))
+    raw = args.grow
+    try:
+        args.grow = tuple(int(x) for x in raw.split(":")) if raw else None
+        if args.grow is not None and (len(args.grow) != 2 or min(args.grow) < 0 or args.grow[1] < 1):
+            raise ValueError
+    except ValueError:
+        ap.error(f"--grow must be STEP:RANKS with STEP >= 0 and RANKS >= 1, got {raw!r}")
     if args.step_seconds < 0 or args.state_mb < 0 or args.join_delay < 0:
         ap.error("--step-seconds, --state-mb and --join-delay must be >= 0")
     return args
@@ -59,12 +73,20 @@ def main(argv: list[str] | None = None) -> int:
         m.values["checksum"] = global_checksum(m.comm, m.arrays["state"])
         m.values["t_start"] = time.time()
     seen = len(m.history)
-    for _step in m.steps(args.steps, spec=lambda step: planned(args.plan, step, m.size)):
+
+    def spec(step: int) -> tuple[int, int, int] | None:
+        if args.grow is not None and step >= args.grow[0]:
+            if m.size < args.grow[1]:
+                dmr.request_growth(args.grow[1])
+            return m.size, m.size, 2  # evolving: never resized but for its own ask
+        return planned(args.plan, step, m.size)
+
+    for _step in m.steps(args.steps, spec=spec):
         if m.rank == 0 and len(m.history) > seen:
             for st, action, old, new, took in m.history[seen:]:
                 print(f"FS step {st}: {action} {old}->{new} in {took:.3f} s", flush=True)
             seen = len(m.history)
-        time.sleep(args.step_seconds / m.size)
+        time.sleep(args.step_seconds / m.size * crowding(m.comm))
     final = global_checksum(m.comm, m.arrays["state"])
     if m.rank == 0:
         expect = tuple(m.values["checksum"])

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from apps.common import check_args, parser, planned, report
+from apps.common import add_model_option, check_args, modeled_step, parser, planned, report
 
 
 def initial(n: int, lo: int, hi: int) -> np.ndarray:
@@ -50,6 +50,7 @@ def reference(n: int, sweeps: int) -> np.ndarray:
 
 def main(argv: list[str] | None = None) -> int:
     ap = parser("jacobi", __doc__.split("\n\n")[0])
+    add_model_option(ap)
     ap.add_argument("--n", type=int, default=256, help="grid points per side (>= --max; default 256)")
     ap.add_argument("--sweeps", type=int, default=50, help="Jacobi sweeps per step (default 50)")
     args = check_args(ap, ap.parse_args(argv))
@@ -69,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.sweeps):
             above, below = exchange_rows(m.comm, m.arrays["u"])
             m.arrays["u"] = sweep(m.arrays["u"], lo, args.n, above, below)
+        modeled_step(args.model_seconds, m.comm)
     blocks = m.comm.gather(m.arrays["u"], root=0)
     if m.rank != 0:
         return 0

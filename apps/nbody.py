@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from apps.common import check_args, parser, planned, report
+from apps.common import add_model_option, check_args, modeled_step, parser, planned, report
 
 EPS2 = 0.05**2  # softening
 
@@ -54,6 +54,7 @@ def advance(pos, vel, mass, acc, dt, blocks) -> tuple[np.ndarray, np.ndarray, np
 
 def main(argv: list[str] | None = None) -> int:
     ap = parser("nbody", __doc__.split("\n\n")[0])
+    add_model_option(ap)
     ap.add_argument("--bodies", type=int, default=256, help="number of bodies (>= --max; default 256)")
     ap.add_argument("--substeps", type=int, default=10, help="time steps per step (default 10)")
     ap.add_argument("--dt", type=float, default=1e-3, help="time step (default 1e-3)")
@@ -78,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         v = m.values
         for _ in range(args.substeps):
             v["pos"], v["vel"], v["acc"] = advance(v["pos"], v["vel"], v["mass"], v["acc"], args.dt, blocks)
+        modeled_step(args.model_seconds, m.comm)
     if m.rank != 0:
         return 0
     v = m.values

@@ -13,7 +13,9 @@ from typing import Any
 import yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-CONF_DIR = PROJECT_ROOT / "conf"
+# conf/ of the checkout; an installed wheel carries a copy as package data (slurm_ext/data/conf)
+_SHIPPED_CONF = Path(__file__).parent / "data" / "conf"
+CONF_DIR = PROJECT_ROOT / "conf" if (PROJECT_ROOT / "conf").is_dir() else _SHIPPED_CONF
 TEMPLATE_DIR = CONF_DIR / "templates"
 DEFAULT_CONFIG = CONF_DIR / "elastic.yaml"
 

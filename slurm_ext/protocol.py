@@ -16,7 +16,10 @@ Requests (runtime -> service)
                   (``host:port:key`` of the application's agent, empty if it has none: then
                   it cannot grow), ``python`` (the interpreter expander jobs start the agent
                   with), ``step_seconds`` (its last step's compute time at this size, or null:
-                  the service's efficiency feedback). Answer: ``decision``.
+                  the service's efficiency feedback), ``progress`` (fraction of its work done,
+                  or null), ``evolving`` (an evolving request, paper 000: the nodes the
+                  application asks to grow to, or null; the policy grants or refuses it).
+                  Answer: ``decision``.
 ``commit``        rank 0 after an expansion: ``job_id``, ``token``, ``ok``. With ``ok`` false
                   the resize is cancelled: after an expand (the new groups did not join, or an
                   asynchronous answer nobody acted on) the service gives the new nodes back
@@ -107,6 +110,8 @@ class Check(Message, tag="check", kw_only=False):
     preferred: Count | None = None
     nodes: NodeList = msgspec.field(default_factory=list)
     step_seconds: Annotated[float, msgspec.Meta(ge=0, le=1e7)] | None = None  # the last step, at ``current``
+    progress: Annotated[float, msgspec.Meta(ge=0, le=1)] | None = None  # fraction of the work done
+    evolving: Count | None = None  # nodes the application asks to grow to (paper 000), or null
     groups: Annotated[list[GroupInfo], msgspec.Meta(max_length=MAX_NODES)] = msgspec.field(
         default_factory=list
     )

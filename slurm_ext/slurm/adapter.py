@@ -12,6 +12,7 @@ import math
 import os
 import time
 from collections.abc import Sequence
+from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 
@@ -96,16 +97,51 @@ class SlurmCluster:
 
     def would_start_now(self, nodes: int, time_limit: float | None = None, slack: float = 5.0) -> bool:
         """``sbatch --test-only``: could a job of this shape start right away?"""
+        start, _ = self.test_only(nodes, time_limit)
+        return start <= time.time() + slack
+
+    def test_only(self, nodes: int, time_limit: float | None = None) -> tuple[float, tuple[str, ...]]:
+        """``sbatch --test-only``: when and where a job of this shape would start (epoch seconds, nodes).
+
+        Slurm answers for its main scheduler: a job is placed behind every pending job of higher
+        priority, so a job that backfill would start at once is often reported to start later.
+        """
         args = ["sbatch", "--test-only", "-N", str(nodes), *self._partition_args()]
         if time_limit is not None:
             args += ["-t", str(max(1, math.ceil(time_limit / 60)))]
         res = self.cmd.run([*args, "--wrap", "true"], check=False)
         try:
-            start, _ = parse_test_only(res.stderr + res.stdout)
+            start, where = parse_test_only(res.stderr + res.stdout)
         except ValueError:
             msg = (res.stderr or res.stdout).strip()
             raise classify(msg)(f"sbatch --test-only: {msg}", args, msg) from None
-        return start.timestamp() <= time.time() + slack
+        return start.timestamp(), where
+
+    def stdout_of(self, job_id: int) -> str:
+        """The file a job's output goes to, as Slurm resolved it (``scontrol show job``'s StdOut)."""
+        res = self.cmd.run(["scontrol", "show", "job", "-o", str(job_id)], check=False)
+        for word in res.stdout.split():
+            if word.startswith("StdOut="):
+                return word.split("=", 1)[1]
+        return ""
+
+    def planned_starts(self) -> dict[int, tuple[float | None, tuple[str, ...]]]:
+        """Pending jobs' planned start and nodes as the last backfill pass left them (``squeue %S %Y``)."""
+        res = self.cmd.run(["squeue", "-h", "-t", "PD", "-o", "%i|%S|%Y"], check=False)
+        if res.returncode != 0:
+            raise SlurmUnavailable(f"squeue: {res.stderr.strip()}", ["squeue"], res.stderr)
+        out: dict[int, tuple[float | None, tuple[str, ...]]] = {}
+        for line in res.stdout.splitlines():
+            parts = line.strip().split("|")
+            if len(parts) != 3 or not parts[0].isdigit():
+                continue
+            try:
+                start: float | None = datetime.fromisoformat(parts[1]).timestamp()
+            except ValueError:
+                start = None  # N/A: not planned (yet)
+            nodes = () if parts[2] in ("", "(null)") else expand_nodes(parts[2])
+            out[int(parts[0])] = (start, nodes)
+        return out
 
     def steps_on(self, job_id: int, nodes: Sequence[str]) -> list[str]:
         """Ids of the job's application steps (not batch/extern) running on any of ``nodes``.

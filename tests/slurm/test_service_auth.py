@@ -5,12 +5,12 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from users import as_user
 
 from slurm_ext import protocol as p
 from slurm_ext.policies.dmr import DMRPolicy
 from slurm_ext.service import Controller, Server, ServiceOptions
 from slurm_ext.service.auth import AuthError, peer_from_munge, user_uid
+from tests.users import as_user
 
 pytestmark = pytest.mark.slurm
 

@@ -6,11 +6,10 @@ import json
 import os
 import socket
 
-from users import as_user
-
 from slurm_ext import protocol as p
 from slurm_ext.service import Server
 from slurm_ext.service.auth import peer_from_socket, user_uid
+from tests.users import as_user
 
 from .test_service import check, make
 

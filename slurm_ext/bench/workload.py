@@ -1,0 +1,232 @@
+"""``slurm-ext bench workload``: paper 002's fixed-vs-flexible workload on the local cluster.
+
+A seeded mix of FS, CG, Jacobi and N-body jobs arrives with Poisson inter-arrival times (the
+paper: "a Poisson distribution of factor 10") and is run twice on the same cluster: **rigid**
+(every job at its submitted size, never asking: ``DMR_DISABLE=1``) and **malleable** (the same
+jobs declare ``--comment dmr:min=1,max=8``; a control service with the chosen policy shrinks and
+grows them). Job times come from Slurm's accounting; the resizes and the node-seconds they change
+come from the service's events (``events.jsonl``), not from a second bookkeeping.
+
+The local cluster's nodes share one host's two cores, so real compute does not speed up with
+nodes: every app sleeps a modelled part of each step (FS ``--step-seconds``, the others
+``--model-seconds``: seconds / ranks x ranks per CPU), with small real problems beside it, so
+the benchmark measures scheduling, as the paper's testbed did.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+APPS = Path(__file__).resolve().parents[2] / "apps"
+PAPER = {"completion": -0.52, "wait": -0.67}  # the issue's reading of paper 002's Table 4 (gains vs fixed)
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    name: str
+    arrival: float  # seconds after the first submission
+    app: str
+    args: str
+    size: int  # nodes it is submitted with (and runs at, when rigid)
+
+
+def generate(
+    jobs: int,
+    mean_gap: float,
+    seed: int,
+    step_seconds: float,
+    steps: int,
+    sizes: tuple[int, ...] = (3, 4, 5, 6),
+) -> list[JobSpec]:
+    """The workload: apps and sizes in a seeded random mix, exponential gaps of mean ``mean_gap`` s."""
+    rng = random.Random(seed)
+    small = {"fs": "--state-mb 8", "cg": "--n 32 --iters 25", "jacobi": "--n 64 --sweeps 5",
+             "nbody": "--bodies 64 --substeps 2"}  # fmt: skip
+    out, t = [], 0.0
+    for i in range(jobs):
+        app = rng.choice(sorted(small))
+        work = step_seconds * rng.choice((0.5, 1.0, 1.5))  # a step on 4 ranks, seconds
+        model = "--step-seconds" if app == "fs" else "--model-seconds"
+        args = f"--steps {steps} {model} {work * 4:.2f} {small[app]} --min 1 --max 8"
+        out.append(JobSpec(f"w{i:02d}-{app}", round(t, 2), app, args, rng.choice(sizes)))
+        t += rng.expovariate(1.0 / mean_gap)
+    return out
+
+
+def _sh(args: list[str], env: dict[str, str]) -> str:
+    res = subprocess.run(args, capture_output=True, text=True, env=env, check=False, timeout=60)
+    if res.returncode != 0:
+        raise RuntimeError(f"{args[0]}: {res.stderr.strip()}")
+    return res.stdout
+
+
+def _time(text: str) -> float | None:
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        return None
+
+
+def run_mode(mode: str, policy: str, specs: list[JobSpec], workdir: Path, nodes: int) -> dict[str, Any]:
+    """Submit the workload (``mode`` rigid or malleable) and wait for it; the measures."""
+    from slurm_ext.config import load_config
+    from slurm_ext.policies import make_policy
+    from slurm_ext.service import Controller, Server, ServiceOptions
+    from slurm_ext.service.events import read_events
+    from slurm_ext.slurm.adapter import SlurmCluster
+
+    conf = load_config().cluster.slurm_conf
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_JOB")}
+    env["SLURM_CONF"] = str(conf)
+    out_dir = workdir / mode
+    out_dir.mkdir(parents=True, exist_ok=True)
+    events = out_dir / "events.jsonl"
+    server = None
+    if mode == "malleable":
+        options = ServiceOptions(expand_timeout=5, snapshot_interval=0.5, events_path=events, plan_interval=5)
+        server = Server(Controller(SlurmCluster(slurm_conf=conf), make_policy(policy), options), port=0)
+        server.start()
+        env["DMR_SERVICE"] = f"{server.address[0]}:{server.address[1]}"
+    else:
+        env["DMR_DISABLE"] = "1"
+    ids: dict[int, JobSpec] = {}
+    t0 = time.monotonic()
+    try:
+        for spec in specs:
+            time.sleep(max(0.0, t0 + spec.arrival - time.monotonic()))
+            script = out_dir / f"{spec.name}.sh"
+            script.write_text(f"#!/bin/bash\n{sys.executable} -m dmr --ppn 1 -- {sys.executable} "
+                              f"{APPS / (spec.app + '.py')} {spec.args}\n")  # fmt: skip
+            argv = ["sbatch", "--parsable", "-N", str(spec.size), "-t", "20", "-J", spec.name,
+                    "-o", str(out_dir / f"{spec.name}-%j.out")]  # fmt: skip
+            if mode == "malleable":
+                argv += ["--comment", f"dmr:min=1,max={nodes},factor=2"]
+            ids[int(_sh([*argv, str(script)], env).split(";")[0])] = spec
+        deadline = time.monotonic() + 3600
+        while time.monotonic() < deadline:
+            left = [ln for ln in _sh(["squeue", "-h", "-o", "%i"], env).split() if int(ln) in ids]
+            if not left:
+                break
+            time.sleep(2)
+    finally:
+        if server is not None:
+            server.stop()
+    time.sleep(1)
+    acct = _sh(
+        ["sacct", "-X", "-n", "-P", "-j", ",".join(map(str, ids)), "-o", "JobID,Submit,Start,End,State"], env
+    )
+    rows = {}
+    for line in acct.splitlines():
+        jid, sub, start, end, state = line.split("|")
+        if jid.isdigit():
+            rows[int(jid)] = (_time(sub), _time(start), _time(end), state)
+    resizes = [e for e in read_events(events)] if events.exists() else []
+    return measures(mode, policy, ids, rows, resizes, nodes, out_dir)
+
+
+def measures(
+    mode: str, policy: str, ids: dict[int, JobSpec], rows: dict, events: list[dict[str, Any]], nodes: int,
+    out_dir: Path,
+) -> dict[str, Any]:  # fmt: skip
+    submit = min(r[0] for r in rows.values())
+    end = max(r[2] for r in rows.values())
+    waits = [r[1] - r[0] for r in rows.values()]
+    runs = [r[2] - r[1] for r in rows.values()]
+    # node-seconds: each job from its start at its submitted size, changed by its resizes
+    busy = 0.0
+    for jid, (_s, start, stop, _st) in rows.items():
+        changes = sorted((e["time"], e["new"]) for e in events if e.get("job") == jid and _resized(e))
+        t, n = start, ids[jid].size
+        for when, new in changes:
+            busy += n * (max(start, min(when, stop)) - t)
+            t, n = max(start, min(when, stop)), new
+        busy += n * (stop - t)
+    actions = {k: sum(1 for e in events if e["kind"] == k) for k in ("expand", "shrink", "failed")}
+    ok = sum(
+        1
+        for f in out_dir.glob("*.out")
+        if '"ok": true' in f.read_text() or '"checksum_ok": true' in f.read_text()
+    )
+    return {
+        "mode": mode, "policy": policy if mode == "malleable" else "none", "jobs": len(ids),
+        "completion_s": end - submit, "mean_wait_s": statistics.mean(waits),
+        "mean_exec_s": statistics.mean(runs),
+        "utilisation": busy / (nodes * (end - submit)), "actions": actions, "results_ok": ok,
+        "states": sorted({r[3] for r in rows.values()}),
+    }  # fmt: skip
+
+
+def _resized(event: dict[str, Any]) -> bool:
+    """A committed expansion, or a shrink (its nodes released)."""
+    if event["kind"] == "shrink":
+        return True
+    return event["kind"] == "commit" and event.get("resize") == "expand" and bool(event.get("ok"))
+
+
+def _cell(run: dict[str, Any], key: str) -> str:
+    gain = run.get("gain", {})
+    return f"{run[f'{key}_s']:.0f}" + (f" ({100 * gain[key]:+.0f}%)" if key in gain else "")
+
+
+def workload_cmd(
+    jobs: Annotated[int, typer.Option(help="Jobs in the workload")] = 12,
+    mean_gap: Annotated[
+        float, typer.Option(help="Mean inter-arrival time, seconds (Poisson arrivals)")
+    ] = 10.0,
+    seed: Annotated[int, typer.Option(help="Seed of the job mix and arrivals")] = 1,
+    steps: Annotated[int, typer.Option(help="Steps of every job")] = 10,
+    step_seconds: Annotated[float, typer.Option(help="Mean step length on 4 nodes, seconds")] = 6.0,
+    policy: Annotated[list[str], typer.Option(help="Policies of the malleable runs (repeat)")] = ["dmr"],  # noqa: B006
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object")] = False,
+    workdir: Annotated[
+        Path | None, typer.Option(help="Scripts, outputs and events [default: new /tmp dir]")
+    ] = None,
+) -> None:
+    """Paper 002's workload: rigid vs malleable (per policy), completion, wait, execution, utilisation."""
+    import tempfile
+
+    from slurm_ext.config import load_config
+
+    if jobs < 1 or mean_gap <= 0 or steps < 1 or step_seconds <= 0:
+        typer.echo("error: --jobs and --steps must be >= 1, --mean-gap and --step-seconds > 0", err=True)
+        raise typer.Exit(2)
+    nodes = load_config().cluster.nodes
+    where = workdir or Path(tempfile.mkdtemp(prefix="workload-", dir="/tmp"))
+    specs = generate(jobs, mean_gap, seed, step_seconds, steps)
+    runs = [run_mode("rigid", "none", specs, where, nodes)]
+    for name in policy:
+        runs.append(run_mode("malleable", name, specs, where / name, nodes))
+    rigid = runs[0]
+    for r in runs[1:]:
+        r["gain"] = {k: r[f"{k}_s"] / rigid[f"{k}_s"] - 1 for k in ("completion", "mean_wait", "mean_exec")}
+    summary = {"workload": [asdict(s) for s in specs], "runs": runs, "paper_gain": PAPER,
+               "seed": seed, "load": os.getloadavg()[0], "workdir": str(where)}  # fmt: skip
+    if as_json:
+        typer.echo(json.dumps(summary))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("run", "completion s", "mean wait s", "mean exec s", "utilisation", "expands/shrinks", "ok")
+    for r in runs:
+        label = r["mode"] if r["mode"] == "rigid" else f"malleable ({r['policy']})"
+        resizes = f"{r['actions']['expand']}/{r['actions']['shrink']}"
+        cells = [_cell(r, k) for k in ("completion", "mean_wait", "mean_exec")]
+        table.add_row(label, *cells, f"{r['utilisation']:.2f}", resizes, f"{r['results_ok']}/{r['jobs']}")
+    Console().print(table)
+    Console().print(
+        f"paper 002 (malleable vs fixed): completion {PAPER['completion']:+.0%}, wait {PAPER['wait']:+.0%}; "
+        f"target: completion <= 0.7x rigid. Files in {where}"
+    )
