@@ -207,12 +207,24 @@ def test_ejb_submit_with_the_manager_up_bundles_dmr_jobs_and_passes_the_rest_to_
 def test_when_j0_starts_early_and_a_migration_costs_more_than_the_progress_the_job_restarts_on_j0(
     conf, tmp_path
 ):
-    # lambda = 200 s (an #EJB line): when J0 starts after 20 s, little is done; starting over on J0
-    # completes earlier than moving there (EJB-sched's choice, section 3.3)
-    shape = scenario.Shape(background_seconds=20, ejb="--migration 200")
+    # lambda = 200 s (an #EJB line): J0 starts a few seconds after the application started on its
+    # subjob, so little is done; starting over on J0 completes earlier than moving there (EJB-sched's
+    # choice, section 3.3). The background job is cancelled once the subjob runs the application,
+    # so the order of events does not depend on how fast Slurm starts jobs.
+    shape = scenario.Shape(background_seconds=300, ejb="--migration 200")
     manager = Supervised(tmp_path, conf, [])
+
+    def end_background_once_launched(job: int) -> None:
+        def launched() -> bool:
+            app = request(manager.address, {"op": "status", "eid": job})["apps"]
+            return bool(app) and any("launch on subjob 1" in what for _, what in app[0]["events"])
+
+        scenario.wait_for(launched, 120, 0.5)
+        sh("scancel", "-n", "rigid-background", conf=conf)
+
     try:
-        out = scenario.run_once("ejb", shape, tmp_path / "ejb", conf, manager.address)
+        out = scenario.run_once("ejb", shape, tmp_path / "ejb", conf, manager.address,
+                                during=end_background_once_launched)  # fmt: skip
     finally:
         manager.stop()
     status = out.status
