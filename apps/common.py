@@ -21,6 +21,13 @@ def parser(prog: str, description: str) -> argparse.ArgumentParser:
     ap.add_argument("--preferred", type=int, default=None, help="preferred ranks (default none)")
     ap.add_argument("--async", dest="asynchronous", action="store_true", help="use icheck_status")
     ap.add_argument(
+        "--serial-fraction",
+        type=float,
+        default=0.0,
+        help="Amdahl serial fraction of the modelled step time (0 <= F < 1): a step on N ranks takes "
+        "seconds x (F + (1 - F) / N), so larger jobs run less efficiently (default 0: perfectly scalable)",
+    )
+    ap.add_argument(
         "--plan",
         default="",
         help="sizes to ask for, as STEP:RANKS,... (from STEP on, ask for exactly RANKS: min=max=RANKS); "
@@ -39,6 +46,8 @@ def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> argpars
         ap.error(f"--min ({args.min_procs}) must not exceed --max ({args.max_procs})")
     if args.factor < 2:
         ap.error(f"--factor must be >= 2, got {args.factor}")
+    if not 0 <= args.serial_fraction < 1:
+        ap.error(f"--serial-fraction must be in [0, 1), got {args.serial_fraction}")
     try:
         args.plan = sorted((int(a), int(b)) for a, b in (x.split(":") for x in args.plan.split(",") if x))
     except ValueError:
@@ -74,12 +83,17 @@ def add_model_option(ap: argparse.ArgumentParser) -> None:
     )
 
 
-def modeled_step(seconds: float, comm: Any) -> None:
+def step_time(seconds: float, ranks: int, serial_fraction: float = 0.0) -> float:
+    """Amdahl's law: a step of ``seconds`` on one rank, on ``ranks`` ranks."""
+    return seconds * (serial_fraction + (1.0 - serial_fraction) / ranks)
+
+
+def modeled_step(seconds: float, comm: Any, serial_fraction: float = 0.0) -> None:
     """Sleep the modelled part of a step on this many ranks (see ``--model-seconds``)."""
     if seconds > 0:
         import time
 
-        time.sleep(seconds / comm.Get_size() * crowding(comm))
+        time.sleep(step_time(seconds, comm.Get_size(), serial_fraction) * crowding(comm))
 
 
 def crowding(comm: Any) -> float:

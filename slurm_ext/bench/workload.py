@@ -3,19 +3,27 @@
 A seeded mix of FS, CG, Jacobi and N-body jobs arrives with Poisson inter-arrival times (the
 paper: "a Poisson distribution of factor 10") and is run twice on the same cluster: **rigid**
 (every job at its submitted size, never asking: ``DMR_DISABLE=1``) and **malleable** (the same
-jobs declare ``--comment dmr:min=1,max=8``; a control service with the chosen policy shrinks and
-grows them). Job times come from Slurm's accounting; the resizes and the node-seconds they change
-come from the service's events (``events.jsonl``), not from a second bookkeeping.
+jobs declare their range in ``--comment dmr:min=..,max=..,preferred=..``; a control service with
+the chosen policy shrinks and grows them). Job times come from Slurm's accounting; the resizes
+and the node-seconds they change come from the service's events (``events.jsonl``), not from a
+second bookkeeping.
+
+The shape is the paper's (§7.5, Table 1): every job is submitted at its maximum size ("the
+user-preferred scenario of a fast execution"), with the paper's minimum, maximum and preferred
+sizes scaled from its 32-node jobs to this cluster; FS has no preferred size (wide optimization).
 
 The local cluster's nodes share one host's two cores, so real compute does not speed up with
 nodes: every app sleeps a modelled part of each step (FS ``--step-seconds``, the others
-``--model-seconds``: seconds / ranks x ranks per CPU), with small real problems beside it, so
-the benchmark measures scheduling, as the paper's testbed did.
+``--model-seconds``) with small real problems beside it, so the benchmark measures scheduling,
+as the paper's testbed did. The modelled step follows Amdahl's law with ``--serial-fraction``
+(default 0.15, an app property: it makes a job shrunk from 32 to 8 nodes run 1.45x longer, the
+paper's flexible/fixed execution-time ratio in Table 4, e.g. 900 s / 620 s at 50 jobs).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import statistics
@@ -39,7 +47,29 @@ class JobSpec:
     arrival: float  # seconds after the first submission
     app: str
     args: str
-    size: int  # nodes it is submitted with (and runs at, when rigid)
+    size: int  # nodes it is submitted with (its maximum; it runs at this size when rigid)
+    min_size: int = 1
+    preferred: int | None = None
+
+
+# Paper 002, Table 1 (one process per node): min, max, preferred.
+TABLE1 = {"fs": (1, 20, None), "cg": (2, 32, 8), "jacobi": (2, 32, 8), "nbody": (1, 16, 1)}
+# Its cluster's size, inferred from §7.5 (five jobs on 40 nodes, a 32-node job waiting until 8 are
+# released, then 64 nodes allocated): 64 nodes, so its largest jobs took half of it.
+PAPER_NODES = 64
+
+
+def shapes(nodes: int) -> dict[str, tuple[int, int, int | None]]:
+    """Table 1 scaled from the paper's 64 nodes to a ``nodes``-node cluster, rounded down to powers
+    of two (sizes reachable from one another by the resize factor 2)."""
+
+    def scale(n: int) -> int:
+        return 2 ** int(math.log2(max(1.0, n * nodes / PAPER_NODES)))
+
+    return {
+        app: (scale(lo), scale(hi), None if pref is None else scale(pref))
+        for app, (lo, hi, pref) in TABLE1.items()
+    }
 
 
 def generate(
@@ -48,19 +78,25 @@ def generate(
     seed: int,
     step_seconds: float,
     steps: int,
-    sizes: tuple[int, ...] = (3, 4, 5, 6),
+    nodes: int = 8,
+    serial_fraction: float = 0.15,
 ) -> list[JobSpec]:
-    """The workload: apps and sizes in a seeded random mix, exponential gaps of mean ``mean_gap`` s."""
+    """The workload: apps in a seeded random mix, exponential gaps of mean ``mean_gap`` s; each job
+    at its maximum size, a step lasting about ``step_seconds`` (x0.5, x1, x1.5) on 4 ranks."""
     rng = random.Random(seed)
     small = {"fs": "--state-mb 8", "cg": "--n 32 --iters 25", "jacobi": "--n 64 --sweeps 5",
              "nbody": "--bodies 64 --substeps 2"}  # fmt: skip
+    table = shapes(nodes)
     out, t = [], 0.0
     for i in range(jobs):
         app = rng.choice(sorted(small))
-        work = step_seconds * rng.choice((0.5, 1.0, 1.5))  # a step on 4 ranks, seconds
+        lo, hi, pref = table[app]
+        # the step's work on one rank, so that a step on 4 ranks takes step_seconds x (0.5, 1, 1.5)
+        work = step_seconds * rng.choice((0.5, 1.0, 1.5)) / (serial_fraction + (1 - serial_fraction) / 4)
         model = "--step-seconds" if app == "fs" else "--model-seconds"
-        args = f"--steps {steps} {model} {work * 4:.2f} {small[app]} --min 1 --max 8"
-        out.append(JobSpec(f"w{i:02d}-{app}", round(t, 2), app, args, rng.choice(sizes)))
+        args = (f"--steps {steps} {model} {work:.2f} --serial-fraction {serial_fraction} {small[app]} "
+                f"--min {lo} --max {hi}" + ("" if pref is None else f" --preferred {pref}"))  # fmt: skip
+        out.append(JobSpec(f"w{i:02d}-{app}", round(t, 2), app, args, hi, lo, pref))
         t += rng.expovariate(1.0 / mean_gap)
     return out
 
@@ -112,7 +148,8 @@ def run_mode(mode: str, policy: str, specs: list[JobSpec], workdir: Path, nodes:
             argv = ["sbatch", "--parsable", "-N", str(spec.size), "-t", "20", "-J", spec.name,
                     "-o", str(out_dir / f"{spec.name}-%j.out")]  # fmt: skip
             if mode == "malleable":
-                argv += ["--comment", f"dmr:min=1,max={nodes},factor=2"]
+                pref = "" if spec.preferred is None else f",preferred={spec.preferred}"
+                argv += ["--comment", f"dmr:min={spec.min_size},max={spec.size},factor=2{pref}"]
             ids[int(_sh([*argv, str(script)], env).split(";")[0])] = spec
         deadline = time.monotonic() + 3600
         while time.monotonic() < deadline:
@@ -188,6 +225,9 @@ def workload_cmd(
     seed: Annotated[int, typer.Option(help="Seed of the job mix and arrivals")] = 1,
     steps: Annotated[int, typer.Option(help="Steps of every job")] = 10,
     step_seconds: Annotated[float, typer.Option(help="Mean step length on 4 nodes, seconds")] = 6.0,
+    serial_fraction: Annotated[
+        float, typer.Option(help="Amdahl serial fraction of every app's modelled step (0 <= F < 1)")
+    ] = 0.15,
     policy: Annotated[list[str], typer.Option(help="Policies of the malleable runs (repeat)")] = ["dmr"],  # noqa: B006
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object")] = False,
     workdir: Annotated[
@@ -199,20 +239,22 @@ def workload_cmd(
 
     from slurm_ext.config import load_config
 
-    if jobs < 1 or mean_gap <= 0 or steps < 1 or step_seconds <= 0:
-        typer.echo("error: --jobs and --steps must be >= 1, --mean-gap and --step-seconds > 0", err=True)
+    if jobs < 1 or mean_gap <= 0 or steps < 1 or step_seconds <= 0 or not 0 <= serial_fraction < 1:
+        typer.echo("error: --jobs and --steps must be >= 1, --mean-gap and --step-seconds > 0, "
+                   "--serial-fraction in [0, 1)", err=True)  # fmt: skip
         raise typer.Exit(2)
     nodes = load_config().cluster.nodes
     where = workdir or Path(tempfile.mkdtemp(prefix="workload-", dir="/tmp"))
-    specs = generate(jobs, mean_gap, seed, step_seconds, steps)
+    specs = generate(jobs, mean_gap, seed, step_seconds, steps, nodes, serial_fraction)
     runs = [run_mode("rigid", "none", specs, where, nodes)]
     for name in policy:
         runs.append(run_mode("malleable", name, specs, where / name, nodes))
     rigid = runs[0]
     for r in runs[1:]:
         r["gain"] = {k: r[f"{k}_s"] / rigid[f"{k}_s"] - 1 for k in ("completion", "mean_wait", "mean_exec")}
-    summary = {"workload": [asdict(s) for s in specs], "runs": runs, "paper_gain": PAPER,
-               "seed": seed, "load": os.getloadavg()[0], "workdir": str(where)}  # fmt: skip
+    summary = {"workload": [asdict(s) for s in specs], "runs": runs, "paper_gain": PAPER, "seed": seed,
+               "serial_fraction": serial_fraction, "load": os.getloadavg()[0],
+               "workdir": str(where)}  # fmt: skip
     if as_json:
         typer.echo(json.dumps(summary))
         return

@@ -159,10 +159,12 @@ class Controller:
         if peer is None:
             return None
         snap = self.cache.get()
-        job = snap.job(job_id) or self.cache.fresh().job(job_id)
+        return self._refuse_owner(snap.job(job_id) or self.cache.fresh().job(job_id), peer)
+
+    def _refuse_owner(self, job: Job | None, peer: Peer) -> p.Error | None:
         if job is None or may_act(peer, job.user):
             return None  # an unknown job gets "no action" below
-        return self._refusal(f"job {job_id} belongs to {job.user or 'another user'}", peer)
+        return self._refusal(f"job {job.job_id} belongs to {job.user or 'another user'}", peer)
 
     def _refuse_reconf(self, r: Reconf, peer: Peer | None) -> p.Error | None:
         if peer is None or r.owner is None or may_act(peer, r.owner):
@@ -177,13 +179,51 @@ class Controller:
 
     def check(self, req: p.Check, peer: Peer | None = None) -> p.Decision | p.Error:
         t0 = time.perf_counter()
-        self.counters["check"] += 1
         try:
             if (refused := self._refuse_job(req.job_id, peer)) is not None:
+                self.counters["check"] += 1
                 return refused
             decision = self._check(req)
         except SlurmUnavailable as exc:  # keep what is in flight; the app asks again at its next step
             decision = _none(f"Slurm unavailable: {exc}")
+        return self._answered(req, decision, t0)
+
+    def check_now(self, req: p.Check, peer: Peer | None = None) -> p.Decision | p.Error | None:
+        """The answer to a check when it is "no action" from the cached snapshot, given without
+        waiting for Slurm or for a lock another request holds (the server answers such checks on
+        its event loop, so a thousand applications checking at once are not queued behind a pool of
+        workers); None when the full :meth:`check` must run: no recent snapshot, the job's size
+        changed since it was taken, the decision lock is busy, or the policy would resize."""
+        t0 = time.perf_counter()
+        snap = self.cache.current()
+        if snap is None or (job := snap.job(req.job_id)) is None:
+            return None
+        if peer is not None and (refused := self._refuse_owner(job, peer)) is not None:
+            self.counters["check"] += 1
+            return refused
+        if self.inflight.get(req.job_id) is not None:
+            return self._answered(req, _none("a reconfiguration of this job is in flight"), t0)
+        try:
+            spec = MalleableSpec(max(1, req.min), max(1, req.max), req.factor, req.preferred)
+        except ValueError as exc:
+            return self._answered(req, _none(f"invalid request: {exc}"), t0)
+        if not self.decide_lock.acquire(blocking=False):
+            return None
+        try:
+            folded = fold_expanders(snap)
+            cached = folded.job(req.job_id)
+            if cached is None or cached.node_count != req.current:
+                return None
+            plan = self._decide(req, spec, folded)
+        finally:
+            self.decide_lock.release()
+        if plan is None:
+            return self._answered(req, _none("no decision"), t0)
+        return self._answered(req, plan, t0) if isinstance(plan, p.Decision) else None
+
+    def _answered(self, req: p.Check, decision: p.Decision, t0: float) -> p.Decision:
+        """Count, record and log the answer to a check."""
+        self.counters["check"] += 1
         self.counters[decision.action if decision.action in self.counters else "none"] += 1
         self.events.emit("decision", req.job_id, action=decision.action, old=req.current,
                          new=decision.new_size or req.current, reason=decision.reason, step=req.step_seconds,
@@ -217,6 +257,7 @@ class Controller:
             reconf = plan
             if not self.inflight.begin(reconf):
                 return _none("a reconfiguration of this job is in flight")
+            self.waiting.pop(req.job_id, None)  # a decision kept for it is being carried out
         if reconf.kind == "shrink":
             reconf.state = "waiting-acks"
             self.journal.write(reconf, jr.SHRINK_DECIDED)
@@ -315,14 +356,17 @@ class Controller:
     def _waiting_for(self, job: Job, view: Snapshot) -> Expand | Shrink | None:
         """A decision kept for ``job`` (still fresh, made at its current size, its beneficiary still
         waiting), used once."""
-        kept = self.waiting.pop(job.job_id, None)
+        kept = self.waiting.get(job.job_id)  # removed when carried out (a check may decide twice)
         if kept is None:
             return None
         decision, size, expires = kept
         beneficiary = view.job(decision.for_job) if decision.for_job is not None else None
-        if time.monotonic() > expires or size != job.node_count:
-            return None
-        if decision.for_job is not None and (beneficiary is None or beneficiary.is_running):
+        if (
+            time.monotonic() > expires
+            or size != job.node_count
+            or (decision.for_job is not None and (beneficiary is None or beneficiary.is_running))
+        ):
+            self.waiting.pop(job.job_id, None)
             return None
         return replace(decision, reason=f"{decision.reason} (decided while it was not asking)")
 

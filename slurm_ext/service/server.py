@@ -5,7 +5,9 @@ job's long expansion never blocks another job's "no action" answer. Limits keep 
 from hurting the others: a connection cap, an idle timeout, a maximum line length (one error,
 then the connection is closed), and a bounded pool of workers for requests that may block
 (checks, commits, shrinks wait on Slurm); acks, pings and status never wait for that pool, so a
-shrink waiting for its acks cannot starve them.
+shrink waiting for its acks cannot starve them. A check whose answer is "no action" on the
+cached snapshot is answered on the loop too (:meth:`Controller.check_now`): no thread hand-off
+for the common case.
 """
 
 from __future__ import annotations
@@ -177,6 +179,8 @@ class Server:
                         peer, reply = await self._authenticate(req)
                     elif isinstance(req, _INLINE):
                         reply = handle(self.controller, req, peer)
+                    elif isinstance(req, p.Check) and (now := self._check_now(req, peer)) is not None:
+                        reply = now
                     else:
                         reply = await self.loop.run_in_executor(self.pool, handle, self.controller, req, peer)
                 first = False
@@ -188,6 +192,14 @@ class Server:
             self.connections -= 1
             self._tasks.discard(task)  # type: ignore[arg-type]
             writer.close()
+
+    def _check_now(self, req: p.Check, peer: Peer) -> p.Message | None:
+        """A "no action" answer the controller can give without blocking (most checks), or None."""
+        try:
+            return self.controller.check_now(req, peer)
+        except Exception:  # the full check in a worker answers (and logs) it
+            log.exception("quick check of job %s failed", req.job_id)
+            return None
 
     async def _authenticate(self, req: p.Auth) -> tuple[Peer, p.Message]:
         try:

@@ -35,6 +35,12 @@ class SnapshotCache:
             return snap
         return self.fresh()
 
+    def current(self, max_age: float | None = None) -> Snapshot | None:
+        """The cached snapshot if it is recent enough (as :meth:`get`), else None; never waits."""
+        limit = self.interval * 2 if max_age is None else max_age
+        snap = self._snap
+        return snap if snap is not None and time.monotonic() - self._taken <= limit else None
+
     def fresh(self) -> Snapshot:
         """A snapshot taken now (callers arriving during a refresh get that one)."""
         asked = time.monotonic()

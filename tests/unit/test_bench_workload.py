@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from slurm_ext.bench.workload import JobSpec, generate, measures
+from slurm_ext.bench.workload import JobSpec, generate, measures, shapes
 
 
 def test_the_workload_is_seeded_and_poisson_like():
@@ -13,7 +13,29 @@ def test_the_workload_is_seeded_and_poisson_like():
     assert a != generate(200, 10.0, seed=8, step_seconds=6, steps=10)
     gaps = [y.arrival - x.arrival for x, y in zip(a, a[1:], strict=False)]
     assert 8 < sum(gaps) / len(gaps) < 12 and min(gaps) >= 0
-    assert {s.app for s in a} == {"fs", "cg", "jacobi", "nbody"} and {s.size for s in a} == {3, 4, 5, 6}
+    assert {s.app for s in a} == {"fs", "cg", "jacobi", "nbody"}
+    # every job is submitted at its maximum and declares the range of paper 002's Table 1, scaled
+    for job in a:
+        lo, hi, pref = shapes(8)[job.app]
+        assert (job.min_size, job.size, job.preferred) == (lo, hi, pref)
+        assert f"--min {lo} --max {hi}" in job.args
+
+
+def test_table1_scales_with_the_cluster_to_sizes_the_factor_reaches():
+    # 64 nodes: the paper's own sizes (FS 20 rounds down to 16)
+    assert shapes(64) == {"fs": (1, 16, None), "cg": (2, 32, 8), "jacobi": (2, 32, 8), "nbody": (1, 16, 1)}
+    assert shapes(8) == {"fs": (1, 2, None), "cg": (1, 4, 1), "jacobi": (1, 4, 1), "nbody": (1, 2, 1)}
+    assert shapes(1) == {"fs": (1, 1, None), "cg": (1, 1, 1), "jacobi": (1, 1, 1), "nbody": (1, 1, 1)}
+
+
+def test_a_step_on_four_ranks_lasts_about_the_step_length_under_amdahl():
+    from apps.common import step_time
+
+    for job in generate(40, 10.0, seed=3, step_seconds=6, steps=10, serial_fraction=0.15):
+        words = job.args.split()
+        work = float(words[words.index("--step-seconds" if job.app == "fs" else "--model-seconds") + 1])
+        assert round(step_time(work, 4, 0.15), 1) in (3.0, 6.0, 9.0)
+    assert step_time(10.0, 1, 0.15) == 10.0 and abs(step_time(10.0, 4, 0.15) - 3.625) < 1e-12
 
 
 def test_node_seconds_follow_the_resizes_of_the_events(tmp_path: Path):

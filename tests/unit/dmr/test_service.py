@@ -228,3 +228,45 @@ def test_slurm_unavailable_answers_no_action_and_keeps_what_is_in_flight():
     assert answer.action == "none" and "Slurm unavailable" in answer.reason
     ctl.housekeeping()
     assert ctl.inflight.get(1) is not None  # not dropped as "job gone"
+
+
+# -- checks answered at once (on the server's event loop) -------------------------------------------
+def test_a_no_action_check_is_answered_at_once_as_the_full_check_answers_it():
+    backend, ctl = make(nodes=2)
+    backend.add(1, 1)
+    backend.add(2, 1)  # no free node: the answer is "no action"
+    ctl.cache.fresh()
+    now = ctl.check_now(check(1, 1, ["n1"]))
+    full = ctl.check(check(1, 1, ["n1"]))
+    assert now is not None and now.action == "none" and (now.action, now.reason) == (full.action, full.reason)
+    assert backend.calls == [] and ctl.counters["check"] == 2
+
+
+def test_a_check_the_policy_would_act_on_is_left_to_the_full_check():
+    backend, ctl = make()
+    backend.add(1, 1)
+    ctl.cache.fresh()
+    assert ctl.check_now(check(1, 1, ["n1"])) is None and ctl.inflight.get(1) is None
+    assert ctl.check(check(1, 1, ["n1"])).action == "expand"
+
+
+def test_no_quick_answer_without_a_recent_snapshot_or_while_another_decision_runs():
+    backend, ctl = make(nodes=1)
+    backend.add(1, 1)
+    assert ctl.check_now(check(1, 1, ["n1"])) is None  # nothing cached yet: the full check asks Slurm
+    ctl.cache.fresh()
+    with ctl.decide_lock:
+        assert ctl.check_now(check(1, 1, ["n1"])) is None  # never waits on the loop
+    assert ctl.check_now(check(1, 1, ["n1"])) is not None
+    assert ctl.check_now(check(1, 2, ["n1", "n2"])) is None  # the cache predates its resize
+
+
+def test_another_users_check_is_refused_on_the_quick_path_too():
+    from slurm_ext.service.auth import Peer
+
+    backend, ctl = make(nodes=1)
+    backend.add(1, 1, user="root")
+    ctl.cache.fresh()
+    stranger = Peer(uid=4242, how="kernel")
+    refused = ctl.check_now(check(1, 1, ["n1"]), stranger)
+    assert isinstance(refused, p.Error) and "permission denied" in refused.message
