@@ -249,6 +249,8 @@ def register(app: typer.Typer) -> None:
     app.command("status")(status_cmd)
     app.command("cancel")(cancel_cmd)
     app.command("demo")(demo_cmd)
-    bench = typer.Typer(help="Benchmarks of EJB on the live cluster.", no_args_is_help=True)
+    from ejb.experiments.bench_cli import BENCH_HELP
+
+    bench = typer.Typer(help=BENCH_HELP, no_args_is_help=True)
     bench.command("live")(bench_live_cmd)
     app.add_typer(bench, name="bench")
