@@ -14,16 +14,12 @@ from rich.table import Table
 
 from ejb.live.client import manager_address, request
 from ejb.params import PAPER_DELTA, EJBParams
+from slurm_ext.cli_options import MigrationOpt, fail
 
 Manager = Annotated[
     str | None,
     typer.Option("--manager", help="The EJB manager, host:port [default: $EJB_MANAGER or 127.0.0.1:7118]"),
 ]
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
 
 
 def _ask(address: str | None, msg: dict[str, Any]) -> dict[str, Any]:
@@ -34,7 +30,7 @@ def _ask(address: str | None, msg: dict[str, Any]) -> dict[str, Any]:
         typer.echo(f"error: the EJB manager at {where} does not answer ({exc})", err=True)
         raise typer.Exit(1) from None
     if not reply.get("ok"):
-        raise _fail(str(reply.get("error")))
+        raise fail(str(reply.get("error")))
     return reply
 
 
@@ -48,9 +44,7 @@ def manager_cmd(
         Path | None, typer.Option(help="Where the manager keeps its state [default: <state_dir>/ejb]")
     ] = None,
     o_max: Annotated[int, typer.Option("--o-max", help="Most ranks per CPU a subjob may run (O_max)")] = 4,
-    migration: Annotated[
-        float, typer.Option(help="Seconds a migration costs, for EJB-sched's choices (lambda)")
-    ] = 10.0,
+    migration: MigrationOpt = 10.0,
     interval: Annotated[float, typer.Option(help="Seconds between two passes over the queue")] = 1.0,
 ) -> None:
     """Run the EJB manager: bundles jobs submitted with ejb-submit into subjobs that start now.
@@ -64,7 +58,7 @@ def manager_cmd(
         cfg = load_config()
         params = EJBParams(min_procs=2, o_max=o_max, migration=migration, delta=PAPER_DELTA)
     except (ConfigError, ValueError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     conf = cfg.cluster.slurm_conf
     try:
         where = state_dir or cfg.cluster.state_dir / "ejb"
@@ -128,7 +122,7 @@ def _scenario_setup(workdir: Path | None) -> tuple[Path, Path | None]:
     try:
         conf = load_config().cluster.slurm_conf
     except ConfigError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     where = workdir or Path(tempfile.mkdtemp(prefix="ejb-live-", dir="/tmp"))
     where.mkdir(parents=True, exist_ok=True)
     return where, conf if conf.exists() else None
