@@ -81,12 +81,21 @@ def progress_bar(label: str, unit: str, *, enabled: bool = True, every: float = 
         yield update
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[object]], *, left: int = 1) -> Table:
+def table(
+    headers: Sequence[str], rows: Sequence[Sequence[object]], *, left: int = 1, wrap: Sequence[str] = ()
+) -> Table:
     """The CLIs' table: a rule under the header; the first ``left`` columns (labels) left-aligned,
-    the others right-aligned so that numbers line up. Cells are shown with ``str``, never as markup."""
+    the others right-aligned so that numbers line up. Cells are shown with ``str``, never as markup.
+    Columns named in ``wrap`` may fold to fit a terminal (print the table with :func:`print_table`)."""
     t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for k, h in enumerate(headers):
-        t.add_column(Text(h), justify="left" if k < left else "right", no_wrap=True)
+        folds = h in wrap
+        t.add_column(
+            Text(h),
+            justify="left" if k < left else "right",
+            no_wrap=not folds,
+            overflow="fold" if folds else "ellipsis",
+        )
     for r in rows:
         t.add_row(*(Text(str(c)) for c in r))
     return t
@@ -102,3 +111,13 @@ def table_text(t: Table) -> str:
     while lines and not lines[-1]:
         lines.pop()
     return "\n".join(lines)
+
+
+def print_table(t: Table) -> None:
+    """Print ``t`` on stdout: to a terminal's width (columns made with ``wrap`` fold), else as
+    :func:`table_text`."""
+    out = Console()
+    if out.is_terminal:
+        out.print(t)
+    else:
+        print(table_text(t))

@@ -10,11 +10,11 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from ejb.live.client import manager_address, request
 from ejb.params import PAPER_DELTA, EJBParams
 from slurm_ext.cli_options import MigrationOpt, fail
+from slurm_ext.console import print_table, table
 
 Manager = Annotated[
     str | None,
@@ -83,9 +83,7 @@ def status_cmd(
         typer.echo(json.dumps(reply))
         return
     console = Console()
-    table = Table(
-        "job (J0)", "user", "state", "P x R", "progress", "subjobs (key=job:nodes:state)", "migrations"
-    )
+    rows = []
     for app in reply["apps"]:
         subs = " ".join(
             f"{k}={s['job_id']}:{s['nodes']}:{s['state']}{'*' if s['members'] else ''}"
@@ -93,8 +91,10 @@ def status_cmd(
         )
         prog = "-" if app["progress"] is None else f"{100 * app['progress']:.0f}%"
         shape = f"{app['nodes']} x {app['limit']:.0f}s"
-        table.add_row(str(app["eid"]), app["owner"], app["phase"], shape, prog, subs, str(app["migrations"]))
-    console.print(table)
+        rows.append([app["eid"], app["owner"], app["phase"], shape, prog, subs, app["migrations"]])
+    subjobs = "subjobs (key=job:nodes:state)"
+    head = ["job (J0)", "user", "state", "P x R", "progress", subjobs, "migrations"]
+    print_table(table(head, rows, left=3, wrap=[subjobs]))
     console.print("* = ranks of the application run there")
     if events:
         for app in reply["apps"]:
@@ -221,15 +221,20 @@ def bench_live_cmd(
     if as_json:
         typer.echo(json.dumps(summary))
         return
-    table = Table("", "sbatch", "ejb-submit", "target")
-    table.add_row("turnaround s", f"{plain.turnaround:.1f}", f"{ejb.turnaround:.1f}", "ejb <= 0.8 x sbatch")
-    table.add_row("wait s", f"{plain.wait:.1f}", f"{ejb.wait:.1f}", "")
-    table.add_row("subjobs / migrations", "", f"{summary['subjobs']} / {summary['migrations']}", "")
-    match_left = f"{summary['result_match']} / {summary['leftover_jobs']}"
-    table.add_row("result match / leftover jobs", "", match_left, "true / 0")
     p50 = summary["probe_p50_s"]
-    table.add_row("showbf probe p50 ms", "", "-" if p50 is None else f"{1e3 * p50:.1f}", "<= 50")
-    Console().print(table)
+    rows = [
+        ["turnaround s", f"{plain.turnaround:.1f}", f"{ejb.turnaround:.1f}", "ejb <= 0.8 x sbatch"],
+        ["wait s", f"{plain.wait:.1f}", f"{ejb.wait:.1f}", ""],
+        ["subjobs / migrations", "", f"{summary['subjobs']} / {summary['migrations']}", ""],
+        [
+            "result match / leftover jobs",
+            "",
+            f"{summary['result_match']} / {summary['leftover_jobs']}",
+            "true / 0",
+        ],
+        ["showbf probe p50 ms", "", "-" if p50 is None else f"{1e3 * p50:.1f}", "<= 50"],
+    ]
+    print_table(table(["", "sbatch", "ejb-submit", "target"], rows))
     Console().print(f"ratio {summary['ratio']:.2f}; load average {summary['load']:.2f}; files in {where}")
 
 

@@ -62,3 +62,32 @@ def test_table_text_is_plain_aligned_and_unwrapped():
     assert lines[2].startswith("easy") and wide in lines[2]  # no wrapping at any terminal width
     assert lines[2].index("500") + 3 == lines[3].index("7") + 1  # numbers right-aligned
     assert "\x1b" not in text and all(line == line.rstrip() for line in lines)
+
+
+def test_live_tables_print_in_the_same_style(tmp_path, monkeypatch):
+    import json
+
+    from typer.testing import CliRunner
+
+    import ejb.live.cli as live
+    from ejb.cli import app as ejb_app
+    from slurm_ext.cli import app
+
+    events = tmp_path / "events.jsonl"
+    event = {"time": 0, "kind": "decision", "job": 7, "policy": "dmr", "old": 2, "new": 4, "reason": "idle"}
+    events.write_text(json.dumps(event) + "\nnot json\n")
+    r = CliRunner().invoke(app, ["events", "--path", str(events)])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[0] == f"1 events from {events}" and lines[1].split()[:3] == ["time", "kind", "job"]
+    assert set(lines[2]) == {"─"} and "2->4" in lines[3] and lines[3].endswith("idle")
+
+    app_row = {"eid": 70, "owner": "ann", "phase": "running", "nodes": 4, "limit": 600, "progress": 0.5,
+               "subjobs": {"1": {"job_id": 71, "nodes": 2, "state": "R", "members": [0]}}, "migrations": 1,
+               "events": []}  # fmt: skip
+    monkeypatch.setattr(live, "request", lambda where, msg: {"ok": True, "apps": [app_row]})
+    r = CliRunner().invoke(ejb_app, ["status"])
+    assert r.exit_code == 0, r.output
+    head, rule, row = r.output.splitlines()[:3]
+    assert head.startswith("job (J0)") and set(rule) == {"─"}
+    assert row.split() == ["70", "ann", "running", "4", "x", "600s", "50%", "1=71:2:R*", "1"]
