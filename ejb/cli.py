@@ -19,6 +19,7 @@ from slurm_ext.cli_options import (
     JsonOpt,
     MigrationOpt,
     NoPlotsOpt,
+    OneLineErrors,
     OutOpt,
     QuietOpt,
     ReadingOpt,
@@ -28,6 +29,7 @@ from slurm_ext.cli_options import (
 )
 
 app = typer.Typer(
+    cls=OneLineErrors,
     help="Elastic Job Bundling: decompose large waiting jobs into subjobs in EASY's backfill slots.",
     no_args_is_help=True,
     add_completion=False,

@@ -13,9 +13,12 @@ from importlib.metadata import EntryPoint, entry_points
 
 import typer
 
+from slurm_ext.cli_options import OneLineErrors
+
 PLUGIN_GROUP = "slurm_ext.commands"
 
 app = typer.Typer(
+    cls=OneLineErrors,
     help="Elastic jobs on an unmodified Slurm: local test cluster, simulator, control service.",
     no_args_is_help=True,
     add_completion=False,

@@ -7,17 +7,31 @@ one definition each, so a flag means the same thing, with the same default, in e
 * ``--no-plots``: with ``--out``, write no figures.
 * ``-q/--quiet``: no progress bar. Without it, the (rich) bar shows when stderr is a terminal.
 * ``--json``: one JSON document on stdout instead of tables.
-* A user error (a bad value, a missing file) prints one ``error: ...`` line and exits with 2.
+* A user error (a bad value, a missing file) prints one ``error: ...`` line and exits with 2; so
+  does a usage error that click finds (an unknown option, a value of the wrong type), through
+  :class:`OneLineErrors`, the group class of both apps.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from slurm_ext.console import show_progress
+
+try:  # typer >= 0.2x carries its own copy of click
+    from typer._click import exceptions as _click_errors
+except ImportError:  # pragma: no cover -- older typer on the real click
+    from click import exceptions as _click_errors  # type: ignore[no-redef]
+
+UsageError = _click_errors.UsageError
+NoArgsIsHelp = getattr(_click_errors, "NoArgsIsHelpError", ())  # click < 8.2 shows the help itself
+
 
 __all__ = [
     "JsonOpt",
@@ -28,6 +42,7 @@ __all__ = [
     "ReadingOpt",
     "SeedOpt",
     "WorkloadOpt",
+    "OneLineErrors",
     "fail",
     "show_progress",
 ]
@@ -77,3 +92,29 @@ def fail(message: object) -> typer.Exit:
     lines = str(message).strip().splitlines()
     typer.echo(f"error: {lines[0] if lines else type(message).__name__}", err=True)
     return typer.Exit(USER_ERROR)
+
+
+@contextmanager
+def _one_line_usage_errors() -> Iterator[None]:
+    try:
+        yield
+    except NoArgsIsHelp:
+        raise  # no arguments: click shows the help
+    except UsageError as exc:
+        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+        typer.echo(f"error: {' '.join(exc.format_message().split())}{hint}", err=True)
+        raise typer.Exit(USER_ERROR) from None
+
+
+class OneLineErrors(TyperGroup):
+    """A Typer group whose usage errors (unknown option, bad value, missing argument) are one
+    ``error: ...`` line on stderr and exit code 2, like the commands' own user errors; use it
+    as ``typer.Typer(cls=OneLineErrors)``."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        with _one_line_usage_errors():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: Any) -> Any:
+        with _one_line_usage_errors():
+            return super().invoke(ctx)

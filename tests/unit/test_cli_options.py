@@ -84,3 +84,20 @@ def test_user_errors_exit_2_with_one_line(tmp_path):
         r = runner.invoke(app, args)
         assert r.exit_code == 2, (args, r.output)
         assert r.output.startswith("error: ") and len(r.output.strip().splitlines()) == 1, r.output
+
+
+def test_usage_errors_are_one_line_too():
+    for app, args in (
+        (slurm_ext_app, ["simulate", "--bogus"]),
+        (slurm_ext_app, ["simulate", "--jobs", "many"]),
+        (slurm_ext_app, ["nosuch"]),
+        (ejb_app, ["simulate", "one-elastic", "--o-max", "x"]),
+        (ejb_app, ["cancel"]),
+    ):
+        r = runner.invoke(app, args)
+        assert r.exit_code == 2, (args, r.output)
+        assert r.output.startswith("error: ") and len(r.output.strip().splitlines()) == 1, r.output
+    r = runner.invoke(slurm_ext_app, ["simulate", "--help"])
+    assert r.exit_code == 0 and "Usage" in r.output
+    r = runner.invoke(ejb_app, [])
+    assert "Usage" in r.output  # no arguments: the help, as before
