@@ -1,7 +1,9 @@
 """`ejb`: Elastic Job Bundling (Liu & Weissman, SC'15) -- experiments on SWF traces.
 
 A thin layer: each command parses options, calls a library function in
-:mod:`ejb.experiments` and prints the paper's table layout (or ``--json``).
+:mod:`ejb.experiments` and prints the paper's table layout (or ``--json``). The same app is
+``slurm-ext ejb`` (entry point ``slurm_ext.commands``); the options it shares with ``slurm-ext
+simulate`` come from :mod:`slurm_ext.cli_options`.
 """
 
 from __future__ import annotations

@@ -39,7 +39,13 @@ MalleableOpt = Annotated[float, typer.Option(help="Fraction of jobs made malleab
 SerialOpt = Annotated[float, typer.Option(help="Amdahl serial fraction of malleable jobs (0 = linear).")]
 EvolvingOpt = Annotated[float, typer.Option(help="ESP only: fraction of evolving jobs (0-1).")]
 JobsOpt = Annotated[int | None, typer.Option(help="Use only the first N jobs (synthetic: generate N).")]
-NodesOpt = Annotated[int | None, typer.Option(help="Override the machine size in nodes.")]
+NodesOpt = Annotated[
+    int | None,
+    typer.Option(
+        help="Machine size in nodes (one SWF processor is one node): overrides the trace's header;"
+        " synthetic: the generated machine (default 128)."
+    ),
+]
 OverheadOpt = Annotated[float, typer.Option(help="Seconds a resize pauses the job.")]
 CheckOpt = Annotated[float | None, typer.Option(help="Malleable jobs ask the policy every N s.")]
 
