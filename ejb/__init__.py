@@ -16,5 +16,6 @@ Modules (decision code is independent of any backend):
 * :mod:`ejb.experiments` -- Tables 3-6 and Figures 7, 8, 10, 11 (§6);
 * :mod:`ejb.live` -- the EJB manager on live Slurm (§4), driving the same EJB-sched;
 * :mod:`ejb.submit` -- ``ejb-submit``;
-* :mod:`ejb.cli` -- ``ejb simulate ...``, ``ejb manager | status | cancel | demo | bench live``.
+* :mod:`ejb.cli` -- ``ejb simulate ...``, ``ejb manager | status | cancel | demo | bench live|scale``;
+  also ``slurm-ext ejb ...`` (the ``slurm_ext.commands`` entry point).
 """

@@ -1,13 +1,15 @@
 """`ejb`: Elastic Job Bundling (Liu & Weissman, SC'15) -- experiments on SWF traces.
 
 A thin layer: each command parses options, calls a library function in
-:mod:`ejb.experiments` and prints the paper's table layout (or ``--json``).
+:mod:`ejb.experiments` and prints the paper's table layout (or ``--json``). The same app is
+``slurm-ext ejb`` (entry point ``slurm_ext.commands``); the options it shares with ``slurm-ext
+simulate`` come from :mod:`slurm_ext.cli_options`.
 """
 
 from __future__ import annotations
 
 import json
-import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,8 +17,21 @@ import typer
 
 from ejb.experiments.bench_cli import add_bench_commands
 from ejb.params import PAPER_DELTA, PAPER_MIGRATION, PAPER_MIN_PROCS, PAPER_O_MAX, EJBParams
+from slurm_ext.cli_options import (
+    JsonOpt,
+    MigrationOpt,
+    NoPlotsOpt,
+    OneLineErrors,
+    OutOpt,
+    QuietOpt,
+    ReadingOpt,
+    WorkloadOpt,
+    fail,
+    show_progress,
+)
 
 app = typer.Typer(
+    cls=OneLineErrors,
     help="Elastic Job Bundling: decompose large waiting jobs into subjobs in EASY's backfill slots.",
     no_args_is_help=True,
     add_completion=False,
@@ -27,12 +42,8 @@ simulate_app = typer.Typer(
 )
 app.add_typer(simulate_app, name="simulate")
 
-Workload = Annotated[
-    str, typer.Option("--workload", "-w", help="SWF trace (plain or .gz), or kth-small (bundled 500 jobs).")
-]
 MinProcs = Annotated[int, typer.Option(help="Eligible target jobs request at least this many processors.")]
 OMax = Annotated[int, typer.Option("--o-max", help="Maximum degree of over-subscription O_max.")]
-Migration = Annotated[float, typer.Option("--migration", help="Bulk migration time λ in seconds.")]
 Delta = Annotated[float, typer.Option("--delta", help="Over-subscription penalty factor Δ of eq. (2).")]
 WaitingFirst = Annotated[
     bool,
@@ -48,10 +59,6 @@ DropJ0 = Annotated[
         help="Extension (not in the paper): withdraw J0 once its start can no longer help.",
     ),
 ]
-Out = Annotated[Path, typer.Option("--out", "-o", help="Directory for the CSV files and figures.")]
-Json = Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object instead of tables.")]
-NoPlots = Annotated[bool, typer.Option("--no-plots", help="Do not draw figures.")]
-Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output on stderr.")]
 Workers = Annotated[
     int | None, typer.Option(min=1, help="Worker processes (default: the CPUs available, at most 8).")
 ]
@@ -71,21 +78,6 @@ TargetRule = Annotated[
         " target counts, see ejb/NOTES.md) or text (P >= min-procs, as section 6.2 says)."
     ),
 ]
-Reading = Annotated[
-    str,
-    typer.Option(
-        "--swf-reading",
-        help="How SWF fields are read: paper (as the paper's simulator PYSS: allocated processors, unknown"
-        " run times kept as 1-s jobs, ...; but a missing requested time is the run time), pyss (literally),"
-        " default (slurm-ext sim's), or a preset with key=value overrides, e.g. 'paper,size=requested'."
-        " See slurm_ext.workloads.reading.",
-    ),
-]
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)  # a user mistake, as in slurm-ext
 
 
 def _params(
@@ -96,7 +88,7 @@ def _params(
             min_procs, o_max, migration, delta, waiting_first=waiting_first, drop_dominated_j0=drop
         )
     except ValueError as e:
-        raise _fail(str(e)) from None
+        raise fail(str(e)) from None
 
 
 def _load(spec: str, reading: str = "paper") -> Any:
@@ -106,7 +98,7 @@ def _load(spec: str, reading: str = "paper") -> Any:
     try:
         return load_workload(spec, reading=parse_reading(reading))
     except (OSError, ValueError) as e:
-        raise _fail(str(e).splitlines()[0]) from None
+        raise fail(e) from None
 
 
 def _subset(wl: Any, limit: int | None, window: str | None) -> Any:
@@ -115,14 +107,17 @@ def _subset(wl: Any, limit: int | None, window: str | None) -> Any:
     try:
         return subset(wl, limit, parse_window(window) if window else None)
     except ValueError as e:
-        raise _fail(str(e)) from None
+        raise fail(str(e)) from None
 
 
-def _outdir(out: Path) -> Path:
+def _outdir(out: Path | None) -> Path | None:
+    """``out``, created (before any long run, so a bad path fails at once); None: write no files."""
+    if out is None:
+        return None
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise _fail(f"cannot create output directory {out}: {e.strerror}") from None
+        raise fail(f"cannot create output directory {out}: {e.strerror}") from None
     return out
 
 
@@ -137,10 +132,10 @@ def _emit(summary: dict[str, Any], text: str, as_json: bool, files: list[Path]) 
 
 @simulate_app.command("one-elastic")
 def one_elastic_cmd(
-    workload: Workload = "kth-small",
+    workload: WorkloadOpt = "kth-small",
     min_procs: MinProcs = PAPER_MIN_PROCS,
     o_max: OMax = PAPER_O_MAX,
-    migration: Migration = PAPER_MIGRATION,
+    migration: MigrationOpt = PAPER_MIGRATION,
     delta: Delta = PAPER_DELTA,
     waiting_first: WaitingFirst = True,
     drop_dominated_j0: DropJ0 = False,
@@ -156,11 +151,11 @@ def one_elastic_cmd(
     limit: Limit = None,
     window: Window = None,
     target_rule: TargetRule = "table3",
-    out: Out = Path("ejb-results"),
-    as_json: Json = False,
-    no_plots: NoPlots = False,
-    quiet: Quiet = False,
-    swf_reading: Reading = "paper",
+    out: OutOpt = None,
+    as_json: JsonOpt = False,
+    no_plots: NoPlotsOpt = False,
+    quiet: QuietOpt = False,
+    swf_reading: ReadingOpt = "paper",
 ) -> None:
     """Experiment 1 (Table 3, Table 4, Figure 7): one elastic job per run.
 
@@ -170,24 +165,27 @@ def one_elastic_cmd(
     """
     from ejb.experiments import report
     from ejb.experiments.one_elastic import METHODS, TARGET_RULES, one_elastic
-    from ejb.experiments.progress_bar import progress_bar
     from ejb.experiments.target_rows import RowWriter
     from ejb.experiments.target_runs import default_workers
+    from slurm_ext.console import progress_bar
 
     if method not in METHODS:
-        raise _fail(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
+        raise fail(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
     if target_rule not in TARGET_RULES:
-        raise _fail(f"unknown target rule {target_rule!r}; valid: {', '.join(TARGET_RULES)}")
+        raise fail(f"unknown target rule {target_rule!r}; valid: {', '.join(TARGET_RULES)}")
     params = _params(min_procs, o_max, migration, delta, waiting_first, drop_dominated_j0)
     wl = _subset(_load(workload, swf_reading), limit, window)
     d = _outdir(out)
-    files = [d / "one_elastic.csv"]
+    files = [d / "one_elastic.csv"] if d else []
     n = workers or default_workers()
-    with RowWriter(files[0]) as sink, progress_bar("target jobs", "targets", enabled=not quiet) as bar:
+    with (
+        RowWriter(files[0]) if d else nullcontext() as sink,
+        progress_bar("target jobs", "targets", enabled=show_progress(quiet)) as bar,
+    ):
         res = one_elastic(
             wl, params, method=method, sample=sample, workers=n, rule=target_rule, progress=bar, sink=sink
         )
-    if not no_plots:
+    if d and not no_plots:
         files.append(d / "figure7.png")
         report.figure7(res, files[-1])
     summary = report.one_elastic_summary(res)
@@ -203,18 +201,18 @@ def one_elastic_cmd(
 
 @simulate_app.command("all-elastic")
 def all_elastic_cmd(
-    workload: Workload = "kth-small",
+    workload: WorkloadOpt = "kth-small",
     min_procs: MinProcs = PAPER_MIN_PROCS,
     o_max: OMax = PAPER_O_MAX,
-    migration: Migration = PAPER_MIGRATION,
+    migration: MigrationOpt = PAPER_MIGRATION,
     delta: Delta = PAPER_DELTA,
     waiting_first: WaitingFirst = True,
     drop_dominated_j0: DropJ0 = False,
-    out: Out = Path("ejb-results"),
-    as_json: Json = False,
-    no_plots: NoPlots = False,
-    quiet: Quiet = False,
-    swf_reading: Reading = "paper",
+    out: OutOpt = None,
+    as_json: JsonOpt = False,
+    no_plots: NoPlotsOpt = False,
+    quiet: QuietOpt = False,
+    swf_reading: ReadingOpt = "paper",
 ) -> None:
     """Experiment 2 (Tables 4-6, Figures 10-11): every job with P >= min-procs submitted to EJB.
 
@@ -223,16 +221,18 @@ def all_elastic_cmd(
     """
     from ejb.experiments import report
     from ejb.experiments.all_elastic import all_elastic
-    from ejb.experiments.progress_bar import progress_bar
+    from slurm_ext.console import progress_bar
 
     params = _params(min_procs, o_max, migration, delta, waiting_first, drop_dominated_j0)
     wl = _load(workload, swf_reading)
-    with progress_bar("jobs arrived", "jobs", enabled=not quiet) as bar:
-        res = all_elastic(wl, params, progress=bar)
     d = _outdir(out)
-    files = [d / "all_elastic.csv"]
-    report.all_elastic_csv(res, files[0])
-    if not no_plots:
+    with progress_bar("jobs arrived", "jobs", enabled=show_progress(quiet)) as bar:
+        res = all_elastic(wl, params, progress=bar)
+    files = []
+    if d:
+        files.append(d / "all_elastic.csv")
+        report.all_elastic_csv(res, files[0])
+    if d and not no_plots:
         files += [d / "figure10.png", d / "figure11.png"]
         report.figure10(res, files[1])
         report.figure11(res, files[2])
@@ -253,29 +253,34 @@ def _floats(text: str, name: str) -> list[float]:
     try:
         return [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise _fail(f"--{name} must be comma-separated numbers, got {text!r}") from None
+        raise fail(f"--{name} must be comma-separated numbers, got {text!r}") from None
 
 
 @simulate_app.command("sensitivity")
 def sensitivity_cmd(
-    workload: Workload = "kth-small",
+    workload: WorkloadOpt = "kth-small",
     min_procs: MinProcs = PAPER_MIN_PROCS,
     o_max: OMax = PAPER_O_MAX,
-    migration: Migration = PAPER_MIGRATION,
+    migration: MigrationOpt = PAPER_MIGRATION,
     delta: Delta = PAPER_DELTA,
     waiting_first: WaitingFirst = True,
     drop_dominated_j0: DropJ0 = False,
     o_max_values: Annotated[str, typer.Option(help="O_max values to try.")] = "2,4,8,16,32,64",
-    migration_minutes: Annotated[str, typer.Option(help="λ values to try, in minutes.")] = "1,2,4,6,8,10",
+    migration_values: Annotated[
+        str, typer.Option(help="λ values to try, in seconds (as --migration).")
+    ] = "60,120,240,360,480,600",
+    migration_minutes: Annotated[
+        str | None, typer.Option(hidden=True, help="Old spelling: λ values in minutes.")
+    ] = None,
     delta_values: Annotated[str, typer.Option(help="Δ values to try.")] = "0.8,1.0,1.2,1.4,1.6,1.8,2.0",
     sample: Annotated[int, typer.Option(min=1, help="Use every k-th target job only.")] = 1,
     workers: Workers = None,
     target_rule: TargetRule = "table3",
-    out: Out = Path("ejb-results"),
-    as_json: Json = False,
-    no_plots: NoPlots = False,
-    quiet: Quiet = False,
-    swf_reading: Reading = "paper",
+    out: OutOpt = None,
+    as_json: JsonOpt = False,
+    no_plots: NoPlotsOpt = False,
+    quiet: QuietOpt = False,
+    swf_reading: ReadingOpt = "paper",
 ) -> None:
     """Sensitivity (Figure 8): experiment 1 with O_max, λ and Δ varied one at a time.
 
@@ -285,14 +290,20 @@ def sensitivity_cmd(
     from ejb.experiments.one_elastic import TARGET_RULES
     from ejb.experiments.sensitivity import sensitivity, sweep_values
     from ejb.experiments.target_runs import default_workers
+    from slurm_ext.console import progress_bar
 
     if target_rule not in TARGET_RULES:
-        raise _fail(f"unknown target rule {target_rule!r}; valid: {', '.join(TARGET_RULES)}")
+        raise fail(f"unknown target rule {target_rule!r}; valid: {', '.join(TARGET_RULES)}")
     params = _params(min_procs, o_max, migration, delta, waiting_first, drop_dominated_j0)
+    lam = (
+        [60.0 * m for m in _floats(migration_minutes, "migration-minutes")]
+        if migration_minutes is not None
+        else _floats(migration_values, "migration-values")
+    )
     points = sweep_values(
         [int(v) for v in _floats(o_max_values, "o-max-values")],
-        _floats(migration_minutes, "migration-minutes"),
-        _floats(delta_values, "delta-values"),
+        delta=_floats(delta_values, "delta-values"),
+        migration_seconds=lam,
     )
     for name, value in points:  # check every point up front, not after minutes of simulation
         if name == "o_max":
@@ -302,13 +313,15 @@ def sensitivity_cmd(
         else:
             _params(min_procs, o_max, migration, value)
     wl = _load(workload, swf_reading)
-    log = None if quiet else (lambda line: print(line, file=sys.stderr))
     n = workers or default_workers()
-    res = sensitivity(wl, params, points, sample=sample, workers=n, rule=target_rule, progress=log)
     d = _outdir(out)
-    files = [d / "sensitivity.csv"]
-    report.sensitivity_csv(res, files[0])
-    if not no_plots:
+    with progress_bar("sweep points", "points", enabled=show_progress(quiet)) as bar:
+        res = sensitivity(wl, params, points, sample=sample, workers=n, rule=target_rule, progress=bar)
+    files = []
+    if d:
+        files.append(d / "sensitivity.csv")
+        report.sensitivity_csv(res, files[0])
+    if d and not no_plots:
         files.append(d / "figure8.png")
         report.figure8(res, files[-1], wl.name)
     _emit(report.sensitivity_summary(res, wl.name), report.sensitivity_text(res), as_json, files)

@@ -1,15 +1,23 @@
 """The toolkit's configuration: ``conf/elastic.yaml`` plus overrides.
 
 Lookup order: the file named by ``ELASTIC_SLURM_CONF``, else the project's ``conf/elastic.yaml``.
+
+The file is read into a typed settings model (:class:`ConfigFile`, msgspec structs, one per
+section) whose defaults are those of ``conf/elastic.yaml``: a file may set any subset of the keys
+(``cluster: {name: mine}`` alone is a whole configuration). A wrong type or value, or an unknown
+key, is a :class:`ConfigError` of one line naming the key. The model is then flattened into
+:class:`ClusterConfig` and :class:`ServiceConfig`, which the rest of the toolkit uses.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
 
+import msgspec
 import yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -81,32 +89,119 @@ class Config:
     source: Path
 
 
-def _section(raw: dict[str, Any], name: str) -> dict[str, Any]:
-    value = raw.get(name, {})
-    if not isinstance(value, dict):
-        raise ConfigError(f"section '{name}' must be a mapping")
-    return value
+# -- the file's typed model (defaults = conf/elastic.yaml) ---------------------------------------
+PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
+ExpandStrategy = Literal["auto", "merge", "expander"]
 
 
-def _positive_int(section: dict[str, Any], key: str, where: str) -> int:
-    value = section.get(key)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ConfigError(f"{where}.{key} must be a positive integer, got {value!r}")
-    return value
+class _Section(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    pass
 
 
-def _choice(section: dict[str, Any], key: str, where: str, valid: tuple[str, ...], default: str) -> str:
-    value = section.get(key, default)
-    if value not in valid:
-        raise ConfigError(f"{where}.{key} must be one of {', '.join(valid)}, got {value!r}")
-    return str(value)
+class ClusterSection(_Section):
+    name: str = "local"
+    nodes: PositiveInt = 8
+    cpus_per_node: PositiveInt = 2
+    expansion: bool = True
+    real_memory_mb: PositiveInt = 1000
+    partition: str = "debug"
+    bf_interval: PositiveInt = 1
 
 
-def _bool(section: dict[str, Any], key: str, where: str, default: bool) -> bool:
-    value = section.get(key, default)
-    if not isinstance(value, bool):
-        raise ConfigError(f"{where}.{key} must be true or false, got {value!r}")
-    return value
+class PathsSection(_Section):
+    state_dir: str = "/var/lib/elastic-slurm"
+
+
+class PortsSection(_Section):
+    slurmctld: PositiveInt = 6817
+    slurmdbd: PositiveInt = 6819
+    mariadb: PositiveInt = 3307
+    slurmd_base: PositiveInt = 17001
+
+
+class AccountingSection(_Section):
+    database: str = "slurm_acct_db"
+    user: str = "slurm"
+    password: str = ""
+
+
+class ServiceSection(_Section):
+    host: str = "127.0.0.1"
+    port: PositiveInt = 7117
+    policy: str = "dmr"
+    expand_timeout_s: float = 10.0
+    expand_strategy: ExpandStrategy = "auto"
+
+
+class ConfigFile(_Section):
+    """``elastic.yaml`` as typed sections; every key has the default of ``conf/elastic.yaml``."""
+
+    cluster: ClusterSection = ClusterSection()
+    paths: PathsSection = PathsSection()
+    ports: PortsSection = PortsSection()
+    accounting: AccountingSection = AccountingSection()
+    service: ServiceSection = ServiceSection()
+
+
+def _tidy(raw: dict[str, Any]) -> dict[str, Any]:
+    """Empty YAML values (``key:``, ``section:``) mean "the default"; numbers where text is
+    expected (``password: 1234``) are that text, as they always were."""
+    out: dict[str, Any] = {}
+    sections = {f.name: f.type for f in msgspec.structs.fields(ConfigFile)}
+    for name, value in raw.items():
+        if value is None:
+            continue
+        if isinstance(value, dict) and name in sections:
+            text = {f.name for f in msgspec.structs.fields(sections[name]) if f.type is str}
+            value = {
+                k: str(v) if k in text and isinstance(v, int | float) and not isinstance(v, bool) else v
+                for k, v in value.items()
+                if v is not None
+            }
+        out[name] = value
+    return out
+
+
+def _field_type(keys: list[str]) -> Any:
+    t: Any = ConfigFile
+    for k in keys:
+        fields = {f.name: f.type for f in msgspec.structs.fields(t)} if isinstance(t, type) else {}
+        if k not in fields:
+            return None
+        t = fields[k]
+    return t
+
+
+# msgspec's names of the expected types, in the words of the error line (every int key is positive)
+WANTED = {
+    "int": "a positive integer",
+    "int >= 1": "a positive integer",
+    "float": "a number",
+    "str": "text",
+    "bool": "true or false",
+    "object": "a mapping",
+}
+
+
+def _explain(exc: msgspec.ValidationError, raw: dict[str, Any]) -> str:
+    """msgspec's ``Expected `int` >= 1 - at `$.cluster.nodes``` as ``cluster.nodes must be ...``."""
+    text, _, where = str(exc).partition(" - at `$")
+    keys = [k for k in where.rstrip("`").split(".") if k]
+    unknown = re.match(r"Object contains unknown field `(.*)`", text)
+    if unknown:
+        t = _field_type(keys)
+        valid = ", ".join(f.name for f in msgspec.structs.fields(t)) if isinstance(t, type) else ""
+        return f"unknown key {'.'.join([*keys, unknown.group(1)])} (valid: {valid})"
+    value: Any = raw
+    for k in keys:
+        value = value.get(k) if isinstance(value, dict) else None
+    t = _field_type(keys)
+    if text.startswith("Invalid enum value"):
+        want = f"one of {', '.join(get_args(t))}"
+    else:
+        want = re.sub(r", got `\w+`$", "", text).removeprefix("Expected ").replace("`", "")
+        want = WANTED.get(want, want)
+    return f"{'.'.join(keys)} must be {want}, got {value!r}"
 
 
 def config_path() -> Path:
@@ -125,30 +220,33 @@ def load_config(path: Path | None = None) -> Config:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: top level must be a mapping")
-    c, p, ports = _section(raw, "cluster"), _section(raw, "paths"), _section(raw, "ports")
-    acct, svc = _section(raw, "accounting"), _section(raw, "service")
+    try:
+        f = msgspec.convert(_tidy(raw), ConfigFile)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"{path}: {_explain(exc, raw)}") from None
+    c, ports, acct, svc = f.cluster, f.ports, f.accounting, f.service
     cluster = ClusterConfig(
-        name=str(c.get("name", "local")),
-        nodes=_positive_int(c, "nodes", "cluster"),
-        cpus_per_node=_positive_int(c, "cpus_per_node", "cluster"),
-        real_memory_mb=_positive_int(c, "real_memory_mb", "cluster"),
-        partition=str(c.get("partition", "debug")),
-        bf_interval=_positive_int(c, "bf_interval", "cluster"),
-        expansion=_bool(c, "expansion", "cluster", default=True),
-        state_dir=Path(p.get("state_dir", "/var/lib/elastic-slurm")),
-        slurmctld_port=_positive_int(ports, "slurmctld", "ports"),
-        slurmdbd_port=_positive_int(ports, "slurmdbd", "ports"),
-        mariadb_port=_positive_int(ports, "mariadb", "ports"),
-        slurmd_base_port=_positive_int(ports, "slurmd_base", "ports"),
-        db_name=str(acct.get("database", "slurm_acct_db")),
-        db_user=str(acct.get("user", "slurm")),
-        db_password=str(acct.get("password", "")),
+        name=c.name,
+        nodes=c.nodes,
+        cpus_per_node=c.cpus_per_node,
+        real_memory_mb=c.real_memory_mb,
+        partition=c.partition,
+        bf_interval=c.bf_interval,
+        expansion=c.expansion,
+        state_dir=Path(f.paths.state_dir),
+        slurmctld_port=ports.slurmctld,
+        slurmdbd_port=ports.slurmdbd,
+        mariadb_port=ports.mariadb,
+        slurmd_base_port=ports.slurmd_base,
+        db_name=acct.database,
+        db_user=acct.user,
+        db_password=acct.password,
     )
     service = ServiceConfig(
-        host=str(svc.get("host", "127.0.0.1")),
-        port=_positive_int(svc, "port", "service"),
-        policy=str(svc.get("policy", "dmr")),
-        expand_timeout_s=float(svc.get("expand_timeout_s", 10)),
-        expand_strategy=_choice(svc, "expand_strategy", "service", ("auto", "merge", "expander"), "auto"),
+        host=svc.host,
+        port=svc.port,
+        policy=svc.policy,
+        expand_timeout_s=float(svc.expand_timeout_s),
+        expand_strategy=svc.expand_strategy,
     )
     return Config(cluster=cluster, service=service, source=path)

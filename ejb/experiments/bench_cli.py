@@ -8,12 +8,16 @@ from typing import Annotated
 
 import typer
 
+from slurm_ext.cli_options import JsonOpt, QuietOpt, show_progress
+
+BENCH_HELP = "Benchmarks of EJB (not tests): scale (simulated), live (on the local cluster)."
+
 
 def add_bench_commands(app: typer.Typer) -> None:
     """Add ``scale`` to ``app``'s ``bench`` group, creating the group if there is none."""
     group = next((g.typer_instance for g in app.registered_groups if g.name == "bench"), None)
     if group is None:
-        group = typer.Typer(help="Benchmarks of EJB (not tests).", no_args_is_help=True)
+        group = typer.Typer(help=BENCH_HELP, no_args_is_help=True)
         app.add_typer(group, name="bench")
     group.command("scale")(scale_cmd)
 
@@ -24,10 +28,8 @@ def scale_cmd(
     load: Annotated[float, typer.Option(min=0.05, help="Offered load of the synthetic trace.")] = 0.7,
     seed: Annotated[int, typer.Option(help="Seed of the synthetic trace.")] = 1,
     workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (default: the CPUs).")] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print one JSON object instead of a table.")
-    ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Experiment 1 on every target of a large synthetic trace: time, memory, throughput.
 
@@ -35,9 +37,9 @@ def scale_cmd(
     the targets within 10% of the peak at 100%, and >= 60,000 jobs waiting in the baseline.
     """
     from ejb.experiments.bench_scale import bench_scale
-    from ejb.experiments.progress_bar import progress_bar
+    from slurm_ext.console import progress_bar, table, table_text
 
-    with progress_bar("target jobs", "targets", enabled=not quiet and not as_json) as bar:
+    with progress_bar("target jobs", "targets", enabled=show_progress(quiet)) as bar:
         r = bench_scale(jobs, nodes, load, seed, workers, progress=bar)
     if as_json:
         typer.echo(json.dumps(r.to_dict()))
@@ -49,6 +51,5 @@ def scale_cmd(
         ("targets_per_s", f"{r.targets_per_s:.1f}"),
         ("workers", str(r.workers)),
     ]
-    for name, value in rows:
-        typer.echo(f"{name:<14} {value}")
+    typer.echo(table_text(table(["measure", "value"], rows, left=2)))
     typer.echo("checks: " + ", ".join(f"{k} {'ok' if ok else 'MISSED'}" for k, ok in r.checks().items()))

@@ -18,6 +18,7 @@ from ejb.experiments import paper
 from ejb.experiments.all_elastic import AllElasticResult, table4_columns
 from ejb.experiments.one_elastic import OneElasticResult
 from ejb.experiments.sensitivity import Point
+from slurm_ext.console import table, table_text
 from slurm_ext.metrics import PairedChange
 
 
@@ -33,10 +34,9 @@ def _ci(p: PairedChange) -> str:
     return f"({_num(p.ci_low)}, {_num(p.ci_high)})"
 
 
-def _rows(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    return "\n".join(fmt.format(*r).rstrip() for r in [header, *rows])
+def _rows(header: list[str], rows: list[list[str]], left: int = 1) -> str:
+    """The CLIs' table style (:func:`slurm_ext.console.table`): labels left, numbers right."""
+    return table_text(table(header, rows, left=left))
 
 
 def _trace_label(name: str) -> str:
@@ -202,7 +202,7 @@ def table5_text(r: AllElasticResult) -> str:
         else "not significant"
     )
     note = f"non-elastic jobs' turnaround change {pct(ne.change)}: {verdict} at 95%"
-    return f"{title}\n{_rows(head, rows)}\n{note}"
+    return f"{title}\n{_rows(head, rows, left=2)}\n{note}"
 
 
 def table6_text(r: AllElasticResult) -> str:

@@ -37,10 +37,14 @@ def sweep_values(
     o_max: Sequence[int] = O_MAX_VALUES,
     migration_minutes: Sequence[float] = MIGRATION_MINUTES,
     delta: Sequence[float] = DELTA_VALUES,
+    *,
+    migration_seconds: Sequence[float] | None = None,
 ) -> list[tuple[str, float]]:
+    """The sweep's (parameter, value) points; λ in seconds (given in minutes, or in seconds)."""
+    lam = [float(v) for v in migration_seconds] if migration_seconds is not None else None
     return (
         [("o_max", float(v)) for v in o_max]
-        + [("migration", 60.0 * m) for m in migration_minutes]
+        + [("migration", x) for x in (lam if lam is not None else [60.0 * m for m in migration_minutes])]
         + [("delta", float(d)) for d in delta]
     )
 
@@ -53,8 +57,9 @@ def sensitivity(
     sample: int = 1,
     workers: int = 1,
     rule: str = "table3",
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[..., None] | None = None,
 ) -> list[Point]:
+    """One row per sweep point; ``progress(done, total, note)`` after each point (note: its result)."""
     base = base or EJBParams()
     points = list(points) if points is not None else sweep_values()
     cache: dict[EJBParams, OneElasticResult] = {}
@@ -72,7 +77,5 @@ def sensitivity(
             Point(name, value, tt.n, tt.before, tt.after, r.wait.change, r.run.change, tt.change, lo, hi)
         )
         if progress is not None:
-            progress(
-                f"{k + 1}/{len(points)} {name}={value:g}: t_t {tt.change * 100:+.1f}% ({r.seconds:.0f} s)"
-            )
+            progress(k + 1, len(points), f"{name}={value:g}: t_t {tt.change * 100:+.1f}% ({r.seconds:.0f} s)")
     return out

@@ -10,20 +10,16 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from ejb.live.client import manager_address, request
 from ejb.params import PAPER_DELTA, EJBParams
+from slurm_ext.cli_options import MigrationOpt, fail
+from slurm_ext.console import print_table, table
 
 Manager = Annotated[
     str | None,
     typer.Option("--manager", help="The EJB manager, host:port [default: $EJB_MANAGER or 127.0.0.1:7118]"),
 ]
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
 
 
 def _ask(address: str | None, msg: dict[str, Any]) -> dict[str, Any]:
@@ -34,7 +30,7 @@ def _ask(address: str | None, msg: dict[str, Any]) -> dict[str, Any]:
         typer.echo(f"error: the EJB manager at {where} does not answer ({exc})", err=True)
         raise typer.Exit(1) from None
     if not reply.get("ok"):
-        raise _fail(str(reply.get("error")))
+        raise fail(str(reply.get("error")))
     return reply
 
 
@@ -48,9 +44,7 @@ def manager_cmd(
         Path | None, typer.Option(help="Where the manager keeps its state [default: <state_dir>/ejb]")
     ] = None,
     o_max: Annotated[int, typer.Option("--o-max", help="Most ranks per CPU a subjob may run (O_max)")] = 4,
-    migration: Annotated[
-        float, typer.Option(help="Seconds a migration costs, for EJB-sched's choices (lambda)")
-    ] = 10.0,
+    migration: MigrationOpt = 10.0,
     interval: Annotated[float, typer.Option(help="Seconds between two passes over the queue")] = 1.0,
 ) -> None:
     """Run the EJB manager: bundles jobs submitted with ejb-submit into subjobs that start now.
@@ -64,7 +58,7 @@ def manager_cmd(
         cfg = load_config()
         params = EJBParams(min_procs=2, o_max=o_max, migration=migration, delta=PAPER_DELTA)
     except (ConfigError, ValueError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     conf = cfg.cluster.slurm_conf
     try:
         where = state_dir or cfg.cluster.state_dir / "ejb"
@@ -89,9 +83,7 @@ def status_cmd(
         typer.echo(json.dumps(reply))
         return
     console = Console()
-    table = Table(
-        "job (J0)", "user", "state", "P x R", "progress", "subjobs (key=job:nodes:state)", "migrations"
-    )
+    rows = []
     for app in reply["apps"]:
         subs = " ".join(
             f"{k}={s['job_id']}:{s['nodes']}:{s['state']}{'*' if s['members'] else ''}"
@@ -99,8 +91,10 @@ def status_cmd(
         )
         prog = "-" if app["progress"] is None else f"{100 * app['progress']:.0f}%"
         shape = f"{app['nodes']} x {app['limit']:.0f}s"
-        table.add_row(str(app["eid"]), app["owner"], app["phase"], shape, prog, subs, str(app["migrations"]))
-    console.print(table)
+        rows.append([app["eid"], app["owner"], app["phase"], shape, prog, subs, app["migrations"]])
+    subjobs = "subjobs (key=job:nodes:state)"
+    head = ["job (J0)", "user", "state", "P x R", "progress", subjobs, "migrations"]
+    print_table(table(head, rows, left=3, wrap=[subjobs]))
     console.print("* = ranks of the application run there")
     if events:
         for app in reply["apps"]:
@@ -128,7 +122,7 @@ def _scenario_setup(workdir: Path | None) -> tuple[Path, Path | None]:
     try:
         conf = load_config().cluster.slurm_conf
     except ConfigError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     where = workdir or Path(tempfile.mkdtemp(prefix="ejb-live-", dir="/tmp"))
     where.mkdir(parents=True, exist_ok=True)
     return where, conf if conf.exists() else None
@@ -227,15 +221,20 @@ def bench_live_cmd(
     if as_json:
         typer.echo(json.dumps(summary))
         return
-    table = Table("", "sbatch", "ejb-submit", "target")
-    table.add_row("turnaround s", f"{plain.turnaround:.1f}", f"{ejb.turnaround:.1f}", "ejb <= 0.8 x sbatch")
-    table.add_row("wait s", f"{plain.wait:.1f}", f"{ejb.wait:.1f}", "")
-    table.add_row("subjobs / migrations", "", f"{summary['subjobs']} / {summary['migrations']}", "")
-    match_left = f"{summary['result_match']} / {summary['leftover_jobs']}"
-    table.add_row("result match / leftover jobs", "", match_left, "true / 0")
     p50 = summary["probe_p50_s"]
-    table.add_row("showbf probe p50 ms", "", "-" if p50 is None else f"{1e3 * p50:.1f}", "<= 50")
-    Console().print(table)
+    rows = [
+        ["turnaround s", f"{plain.turnaround:.1f}", f"{ejb.turnaround:.1f}", "ejb <= 0.8 x sbatch"],
+        ["wait s", f"{plain.wait:.1f}", f"{ejb.wait:.1f}", ""],
+        ["subjobs / migrations", "", f"{summary['subjobs']} / {summary['migrations']}", ""],
+        [
+            "result match / leftover jobs",
+            "",
+            f"{summary['result_match']} / {summary['leftover_jobs']}",
+            "true / 0",
+        ],
+        ["showbf probe p50 ms", "", "-" if p50 is None else f"{1e3 * p50:.1f}", "<= 50"],
+    ]
+    print_table(table(["", "sbatch", "ejb-submit", "target"], rows))
     Console().print(f"ratio {summary['ratio']:.2f}; load average {summary['load']:.2f}; files in {where}")
 
 
@@ -249,6 +248,8 @@ def register(app: typer.Typer) -> None:
     app.command("status")(status_cmd)
     app.command("cancel")(cancel_cmd)
     app.command("demo")(demo_cmd)
-    bench = typer.Typer(help="Benchmarks of EJB on the live cluster.", no_args_is_help=True)
+    from ejb.experiments.bench_cli import BENCH_HELP
+
+    bench = typer.Typer(help=BENCH_HELP, no_args_is_help=True)
     bench.command("live")(bench_live_cmd)
     app.add_typer(bench, name="bench")

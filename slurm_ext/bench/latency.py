@@ -75,8 +75,11 @@ def summarize(samples: list[float]) -> dict[str, float | int]:
 
 
 def table(result: dict[str, Any]) -> str:
+    from slurm_ext.console import table as cli_table
+    from slurm_ext.console import table_text
+
     target = TARGET[result["strategy"]]
-    rows = [f"{'operation':38} {'n':>4} {'p50 s':>9} {'p95 s':>9} {'paper avg':>10} {'target p50':>11}  ok"]
+    rows = []
     for key, label in LABEL.items():
         r = result["operations"].get(key, {"n": 0})
         paper, goal = PAPER.get(key), target.get(key)
@@ -84,8 +87,9 @@ def table(result: dict[str, Any]) -> str:
         p50, p95 = r.get("p50", float("nan")), r.get("p95", float("nan"))
         paper_s = "" if paper is None else f"{paper:.4f}"
         goal_s = "" if goal is None else f"<= {goal}"
-        rows.append(f"{label:38} {r.get('n', 0):>4} {p50:>9.4f} {p95:>9.4f} {paper_s:>10} {goal_s:>11}  {ok}")
-    return "\n".join(rows)
+        rows.append([label, r.get("n", 0), f"{p50:.4f}", f"{p95:.4f}", paper_s, goal_s, ok])
+    head = ["operation", "n", "p50 s", "p95 s", "paper avg", "target p50", "ok"]
+    return table_text(cli_table(head, rows))
 
 
 # -- driver ----------------------------------------------------------------------------------

@@ -219,20 +219,22 @@ def service_cmd(
     if json_out:
         typer.echo(json.dumps(res))
         return
-    from rich.console import Console
-    from rich.table import Table
-
-    t = Table(title=f"{clients} clients x {requests} checks, one every {interval:g} s")
-    for col in ("errors", "p50 ms", "p99 ms", "service CPU s", "service peak RSS MiB", "load"):
-        t.add_column(col, justify="right")
+    from slurm_ext.console import print_table, table
 
     def fmt(x: float | None, scale: float = 1.0, digits: int = 1) -> str:
         return "-" if x is None else f"{x * scale:.{digits}f}"
 
-    t.add_row(str(res["errors"]), fmt(res["p50"], 1e3, 2), fmt(res["p99"], 1e3, 2),
-              fmt(res["service_cpu_s"], digits=2), fmt(res["service_peak_rss_mib"]),
-              f"{res['load_avg']:.2f}")  # fmt: skip
-    Console().print(t)
+    head = ["errors", "p50 ms", "p99 ms", "service CPU s", "service peak RSS MiB", "load"]
+    row = [
+        res["errors"],
+        fmt(res["p50"], 1e3, 2),
+        fmt(res["p99"], 1e3, 2),
+        fmt(res["service_cpu_s"], digits=2),
+        fmt(res["service_peak_rss_mib"]),
+        f"{res['load_avg']:.2f}",
+    ]
+    typer.echo(f"{clients} clients x {requests} checks, one every {interval:g} s")
+    print_table(table(head, [row], left=0))
     typer.echo("target for 1,000 clients: 0 errors, p99 <= 20 ms")
     if res["error_kinds"]:
         typer.echo("errors: " + ", ".join(res["error_kinds"]))

@@ -1,6 +1,6 @@
 """Metrics of simulated runs: per job (:mod:`.jobs`), per run (:mod:`.summary`), paired (:mod:`.compare`)."""
 
-from slurm_ext.metrics.compare import Z975, PairedChange, compare_runs, paired, paired_change
+from slurm_ext.metrics.compare import Z975, PairedChange, compare_runs, paired, paired_change, paired_table
 from slurm_ext.metrics.jobs import (
     BSLD_TAU,
     JobMetrics,
@@ -24,6 +24,7 @@ __all__ = [
     "job_metrics",
     "paired",
     "paired_change",
+    "paired_table",
     "steady_mask",
     "window_mask",
     "summarize",

@@ -119,3 +119,21 @@ def compare_runs(
     metrics: tuple[str, ...] = ("wait", "run", "turnaround", "bounded_slowdown"),
 ) -> list[PairedChange]:
     return [paired_change(before, after, m) for m in metrics]
+
+
+PAIRED_METRICS = ("wait", "turnaround", "bounded_slowdown")
+
+
+def paired_table(
+    baseline: JobMetrics, others: dict[str, JobMetrics], metrics: tuple[str, ...] = PAIRED_METRICS
+) -> str:
+    """Paired change of the mean of each run in ``others`` (by name) vs ``baseline``, as a table:
+    policy, metric, jobs, change, 95% CI."""
+    from slurm_ext.console import table, table_text
+
+    rows = []
+    for name, jm in others.items():
+        for c in compare_runs(baseline, jm, metrics):
+            lo, hi = c.percent_ci
+            rows.append([name, c.metric, c.n, f"{c.percent:+.1f}%", f"[{lo:+.1f}%, {hi:+.1f}%]"])
+    return table_text(table(["policy", "metric", "jobs", "change", "95% CI"], rows))

@@ -110,17 +110,11 @@ TABLE_COLUMNS = (
 
 
 def format_table(rows: Sequence[dict[str, object]], columns: Sequence[tuple[str, str, str]]) -> str:
-    """A plain fixed-width table; ``columns`` are (header, key, format)."""
-    cells = [[h for h, _, _ in columns]]
-    for r in rows:
-        cells.append([_cell(fmt, r.get(key)) for _, key, fmt in columns])
-    widths = [max(len(row[c]) for row in cells) for c in range(len(columns))]
-    lines = [
-        "  ".join(v.rjust(w) if k else v.ljust(w) for k, (v, w) in enumerate(zip(row, widths, strict=True)))
-        for row in cells
-    ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    """The CLIs' table (:func:`slurm_ext.console.table`) as text; ``columns`` are (header, key, format)."""
+    from slurm_ext.console import table, table_text
+
+    cells = [[_cell(fmt, r.get(key)) for _, key, fmt in columns] for r in rows]
+    return table_text(table([h for h, _, _ in columns], cells))
 
 
 def _cell(fmt: str, value: object) -> str:

@@ -145,9 +145,7 @@ def events_cmd(
     """What the control service did: decisions and each resize's phases, as a table or JSON."""
     import json
 
-    from rich.console import Console
-    from rich.table import Table
-
+    from slurm_ext.console import print_table, table
     from slurm_ext.service.events import read_events
 
     try:
@@ -160,16 +158,14 @@ def events_cmd(
         for event in events:
             typer.echo(json.dumps(event))
         return
-    table = Table(title=f"{len(events)} events from {path}")
-    for col in ("time", "kind", "job", "policy", "sizes", "seconds", "detail"):
-        table.add_column(col, overflow="fold")
+    rows = []
     for e in events:
         sizes = f"{e['old']}->{e['new']}" if "old" in e and "new" in e else ""
         phases = ", ".join(f"{k} {v:.3f}" for k, v in (e.get("phases") or {}).items())
         detail = "; ".join(str(x) for x in (e.get("action"), e.get("strategy"), e.get("reason"), phases) if x)
         seconds = f"{e['seconds']:.3f}" if isinstance(e.get("seconds"), int | float) else ""
         when = time.strftime("%H:%M:%S", time.localtime(e.get("time", 0)))
-        table.add_row(
-            when, e.get("kind", ""), str(e.get("job", "")), e.get("policy", ""), sizes, seconds, detail
-        )
-    Console().print(table)
+        rows.append([when, e.get("kind", ""), e.get("job", ""), e.get("policy", ""), sizes, seconds, detail])
+    typer.echo(f"{len(events)} events from {path}")
+    head = ["time", "kind", "job", "policy", "sizes", "seconds", "detail"]
+    print_table(table(head, rows, left=2, wrap=["detail"]))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,15 +10,19 @@ from typing import Annotated
 
 import typer
 
-from slurm_ext.metrics import (
-    RunSummary,
-    compare_runs,
-    format_table,
-    job_metrics,
-    summarize,
-    summary_table,
-    write_jobs_csv,
+from slurm_ext.cli_options import (
+    JsonOpt,
+    NoPlotsOpt,
+    OutOpt,
+    QuietOpt,
+    ReadingOpt,
+    SeedOpt,
+    WorkloadOpt,
+    fail,
+    show_progress,
 )
+from slurm_ext.console import progress_bar
+from slurm_ext.metrics import RunSummary, job_metrics, paired_table, summarize, summary_table, write_jobs_csv
 from slurm_ext.sim.engine import Simulator
 from slurm_ext.sim.registry import policy_names, resolve
 from slurm_ext.sim.result import SimResult
@@ -28,28 +31,23 @@ from slurm_ext.workloads import load_workload
 from slurm_ext.workloads.reading import parse_reading
 from slurm_ext.workloads.swf import SwfError
 
-WORKLOAD_HELP = "SWF file (plain or .gz), 'kth-small' (bundled 500-job trace), 'synthetic' or 'esp'."
-READING_HELP = (
-    "How SWF fields are read (slurm_ext.workloads.reading). The default reading: requested"
-    " processors, jobs with no run time skipped, jobs killed at their requested time. 'pyss' or"
-    " 'paper' read as the EJB paper's simulator did; overrides as 'default,size=allocated'."
-)
-
-# Options shared by both commands.
-WorkloadOpt = Annotated[str, typer.Option("--workload", "-w", help=WORKLOAD_HELP)]
-ReadingOpt = Annotated[str, typer.Option("--swf-reading", help=READING_HELP)]
+# Options of both commands (the ones ejb shares too are in slurm_ext.cli_options).
 BaseOpt = Annotated[
     str, typer.Option(help="Base scheduler under a resizing policy (fcfs, easy, backfill[:D]).")
 ]
 MalleableOpt = Annotated[float, typer.Option(help="Fraction of jobs made malleable (0-1).")]
 SerialOpt = Annotated[float, typer.Option(help="Amdahl serial fraction of malleable jobs (0 = linear).")]
 EvolvingOpt = Annotated[float, typer.Option(help="ESP only: fraction of evolving jobs (0-1).")]
-SeedOpt = Annotated[int, typer.Option(help="Seed for synthetic workloads and the malleable choice.")]
 JobsOpt = Annotated[int | None, typer.Option(help="Use only the first N jobs (synthetic: generate N).")]
-NodesOpt = Annotated[int | None, typer.Option(help="Override the machine size in nodes.")]
+NodesOpt = Annotated[
+    int | None,
+    typer.Option(
+        help="Machine size in nodes (one SWF processor is one node): overrides the trace's header;"
+        " synthetic: the generated machine (default 128)."
+    ),
+]
 OverheadOpt = Annotated[float, typer.Option(help="Seconds a resize pauses the job.")]
 CheckOpt = Annotated[float | None, typer.Option(help="Malleable jobs ask the policy every N s.")]
-OutOpt = Annotated[Path | None, typer.Option(help="Write per-job CSV, summary JSON and plots here.")]
 
 
 @dataclass
@@ -98,36 +96,29 @@ def run_one(
         resize_overhead=opts.resize_overhead,
         check_period=opts.check_period,
     )
-    if progress:
-        with typer.progressbar(length=len(wl.jobs), label=f"{policy:>10}", file=sys.stderr) as bar:
-            done = [0]
-
-            def tick(arrived: int, total: int) -> None:
-                bar.update(arrived - done[0])
-                done[0] = arrived
-
-            result = sim.run(progress=tick)
-    else:
-        result = sim.run()
+    with progress_bar(policy, "arrivals", enabled=progress) as bar:
+        result = sim.run(progress=bar if progress else None)
     return result, summarize(result)
 
 
-def write_outputs(out: Path, result: SimResult, summary: RunSummary, tag: str) -> list[Path]:
+def write_outputs(
+    out: Path, result: SimResult, summary: RunSummary, tag: str, plots: bool = True
+) -> list[Path]:
+    """Per-job CSV, summary JSON and (with ``plots``) the timeline and, for small runs, a Gantt chart."""
     from slurm_ext.plots import GANTT_MAX_JOBS, plot_gantt, plot_timeline
 
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [out / f"{tag}.jobs.csv", out / f"{tag}.summary.json", out / f"{tag}.timeline.png"]
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise fail(f"cannot create output directory {out}: {e.strerror}") from None
+    paths = [out / f"{tag}.jobs.csv", out / f"{tag}.summary.json"]
     write_jobs_csv(paths[0], job_metrics(result))
     paths[1].write_text(json.dumps(summary.to_dict(), indent=2) + "\n", encoding="utf-8")
-    plot_timeline(result, paths[2])
-    if result.finished.sum() <= GANTT_MAX_JOBS:
-        paths.append(plot_gantt(result, out / f"{tag}.gantt.png"))
+    if plots:
+        paths.append(plot_timeline(result, out / f"{tag}.timeline.png"))
+        if result.finished.sum() <= GANTT_MAX_JOBS:
+            paths.append(plot_gantt(result, out / f"{tag}.gantt.png"))
     return paths
-
-
-def _fail(message: object) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(2)
 
 
 USER_ERRORS = (ValueError, FileNotFoundError, SwfError, KeyError)
@@ -149,7 +140,9 @@ def simulate_cmd(
     check_period: CheckOpt = None,
     swf_reading: ReadingOpt = "default",
     out: OutOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
+    no_plots: NoPlotsOpt = False,
+    quiet: QuietOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Simulate one workload under one policy and print its metrics."""
     t0 = time.perf_counter()
@@ -165,11 +158,11 @@ def simulate_cmd(
             swf_reading=swf_reading,
         )
         opts = RunOptions(base, resize_overhead, check_period)
-        result, summary = run_one(wl, policy, opts, progress=sys.stderr.isatty())
+        result, summary = run_one(wl, policy, opts, progress=show_progress(quiet))
         summary.wall_time = time.perf_counter() - t0  # load + simulate, not the output files
-        paths = write_outputs(out, result, summary, policy.replace(":", "_")) if out else []
+        paths = write_outputs(out, result, summary, policy.replace(":", "_"), not no_plots) if out else []
     except USER_ERRORS as e:
-        raise _fail(e) from None
+        raise fail(e) from None
     if as_json:
         typer.echo(json.dumps(summary.to_dict()))
         return
@@ -203,12 +196,14 @@ def compare_cmd(
     check_period: CheckOpt = None,
     swf_reading: ReadingOpt = "default",
     out: OutOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of summaries.")] = False,
+    no_plots: NoPlotsOpt = False,
+    quiet: QuietOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Run several policies on the same workload; one table, plus paired changes vs the first."""
     names = [p.strip() for p in policies.split(",") if p.strip()]
     if not names:
-        raise _fail(f"no policy given; valid: {', '.join(policy_names())}")
+        raise fail(f"no policy given; valid: {', '.join(policy_names())}")
     try:
         for name in names:
             resolve(name, base)  # fail on a bad name before any long run
@@ -223,37 +218,21 @@ def compare_cmd(
             swf_reading=swf_reading,
         )
         opts = RunOptions(base, resize_overhead, check_period)
-        runs = [run_one(wl, name, opts, progress=sys.stderr.isatty()) for name in names]
+        runs = [run_one(wl, name, opts, progress=show_progress(quiet)) for name in names]
+        paths = []
         if out:
             for name, (res, summ) in zip(names, runs, strict=True):
-                write_outputs(out, res, summ, name.replace(":", "_"))
+                paths += write_outputs(out, res, summ, name.replace(":", "_"), not no_plots)
     except USER_ERRORS as e:
-        raise _fail(e) from None
+        raise fail(e) from None
     summaries = [s for _, s in runs]
     if as_json:
         typer.echo(json.dumps([s.to_dict() for s in summaries]))
         return
     typer.echo(summary_table(summaries))
     if len(runs) > 1:
-        base_jm = job_metrics(runs[0][0])
-        rows = []
-        for name, (res, _) in zip(names[1:], runs[1:], strict=True):
-            for c in compare_runs(base_jm, job_metrics(res), ("wait", "turnaround", "bounded_slowdown")):
-                lo, hi = c.percent_ci
-                rows.append(
-                    {
-                        "policy": name,
-                        "metric": c.metric,
-                        "n": c.n,
-                        "change": c.percent,
-                        "ci": f"[{lo:+.1f}%, {hi:+.1f}%]",
-                    }
-                )
+        others = {name: job_metrics(res) for name, (res, _) in zip(names[1:], runs[1:], strict=True)}
         typer.echo(f"\npaired change of the mean vs {names[0]} (jobs in both steady windows, 95% CI):")
-        typer.echo(
-            format_table(
-                rows,
-                [("policy", "policy", "{}"), ("metric", "metric", "{}"), ("jobs", "n", "{}"),
-                 ("change", "change", "{:+.1f}%"), ("95% CI", "ci", "{}")],
-            )
-        )  # fmt: skip
+        typer.echo(paired_table(job_metrics(runs[0][0]), others))
+    for p in paths:
+        typer.echo(f"wrote {p}")
