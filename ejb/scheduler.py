@@ -225,9 +225,7 @@ class EJBScheduler:
 
     def _j0_started(self, ej: ElasticJob, j0: Subjob, now: float) -> list[Action]:
         assert ej.launch is not None
-        opt = j0_options(
-            ej.target, ej.params, ej.launch, ej.members(), J0_KEY, now, ej.estimated_completion
-        )
+        opt = j0_options(ej.target, ej.params, ej.launch, ej.members(), J0_KEY, now, ej.estimated_completion)
         ej.log.append((now, f"j0-{opt.action}"))
         actions: list[Action] = []
         if opt.action == "cancel-j0":
