@@ -11,7 +11,7 @@ if ! $PY -m slurm_ext cluster status 2>/dev/null | grep -q "^local cluster: up";
   $PY -m slurm_ext cluster up
   started=1
 fi
-stop() { [ "$started" = 1 ] && $PY -m slurm_ext cluster down; }
+stop() { if [ "$started" = 1 ]; then $PY -m slurm_ext cluster down; fi; }
 trap stop EXIT
 
 $PY -m ruff check .
