@@ -105,7 +105,7 @@ def write_outputs(
     out: Path, result: SimResult, summary: RunSummary, tag: str, plots: bool = True
 ) -> list[Path]:
     """Per-job CSV, summary JSON and (with ``plots``) the timeline and, for small runs, a Gantt chart."""
-    from slurm_ext.plots import GANTT_MAX_JOBS, plot_gantt, plot_timeline
+    from slurm_ext.metrics.plots import GANTT_MAX_JOBS, plot_gantt, plot_timeline
 
     try:
         out.mkdir(parents=True, exist_ok=True)
