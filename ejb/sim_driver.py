@@ -6,7 +6,7 @@ backfills. This module only translates:
 * a target job arriving from the trace -> ``EJBScheduler.arrive``; the trace job itself stays
   in the queue as the placeholder ``J_0`` (same id, shape and queue position), so an elastic
   job whose ``J_0`` starts at once behaves exactly like the baseline;
-* after every scheduling step (:meth:`Controller.after_pass`) -> IdleJobSlotsAvailable with the
+* after every scheduling step (:meth:`SimController.after_pass`) -> IdleJobSlotsAvailable with the
   slots of EASY's view (:func:`ejb.slots.slots_from_view`); a submitted subjob starts in the next
   step of the same instant, and nodes EJB frees are rescheduled by the simulator at once;
 * job starts/ends -> ``started``/``ended``; planned cancellations -> timers;
@@ -30,7 +30,7 @@ from ejb.model import ElasticState, Target
 from ejb.params import EJBParams
 from ejb.scheduler import EJBScheduler, ElasticJob
 from ejb.slots import slots_from_view
-from slurm_ext.sim import Controller, Simulator
+from slurm_ext.sim import SimController, Simulator
 
 _EPS = 1e-6
 
@@ -67,7 +67,7 @@ class ElasticRecord:
         return self.completed - self.first_start
 
 
-class EJBController(Controller):
+class EJBController(SimController):
     """Runs EJB-sched inside a :class:`Simulator` (base scheduler ``"easy"`` in the paper).
 
     ``select(job_id, procs)`` says which arriving trace jobs are submitted to EJB (and must

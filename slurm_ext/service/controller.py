@@ -32,7 +32,7 @@ from slurm_ext.decisions import Expand, RaisePriority, Shrink, StartJob
 from slurm_ext.errors import SlurmUnavailable
 from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState, Snapshot
 from slurm_ext.policies.base import Policy
-from slurm_ext.policies.cluster import EVOLVING_PREFIX
+from slurm_ext.policies.working_view import EVOLVING_PREFIX
 from slurm_ext.service import journal as jr
 from slurm_ext.service.auth import Peer, may_act
 from slurm_ext.service.events import EventLog

@@ -6,11 +6,11 @@ Public API:
 - :class:`Workload`, :class:`SimJob`, :class:`EvolvingSpec`, :class:`MalleableRule` — input.
 - Base schedulers by name: ``fcfs``, ``easy``, ``backfill`` / ``backfill:D``, ``conservative``, ``none``.
 - Policies plug in as ``Simulator(..., policy=...)``; see :mod:`slurm_ext.sim.registry` for names.
-- External controllers (EJB): :class:`Controller`, :func:`baseline_at`, :class:`EasyView`,
+- External controllers (EJB): :class:`SimController`, :func:`baseline_at`, :class:`EasyView`,
   :func:`easy_view` (from any Snapshot) and ``Simulator.easy_view()``.
 """
 
-from slurm_ext.sim.controller import Controller, baseline_at
+from slurm_ext.sim.controller import SimController, baseline_at
 from slurm_ext.sim.engine import DecisionError, Simulator, rigid_job, simulate
 from slurm_ext.sim.result import SimResult
 from slurm_ext.sim.schedulers import EasyView, base_scheduler
@@ -18,7 +18,7 @@ from slurm_ext.sim.snapshot import easy_view, evolving_target
 from slurm_ext.sim.workload import EvolvingSpec, MalleableRule, SimJob, SkippedJob, Workload
 
 __all__ = [
-    "Controller",
+    "SimController",
     "DecisionError",
     "EasyView",
     "EvolvingSpec",

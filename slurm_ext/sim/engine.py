@@ -48,7 +48,8 @@ Evolving jobs (``SimJob.evolving``): at each ask point the policy is called with
 An ``Expand`` of that job grants the ask; anything else refuses it. Without a policy the ask is
 granted when enough nodes are idle.
 
-Malleable jobs keep their work when resized: see :mod:`slurm_ext.sim.malleable`.
+Malleable jobs keep their work when resized: the work left runs on at the new size's rate
+(:meth:`Simulator._resize`, :meth:`Simulator._rate`, :func:`slurm_ext.sim.workload.speedup`).
 
 External controllers (Elastic Job Bundling)
 -------------------------------------------
@@ -105,7 +106,7 @@ from slurm_ext.sim.workload import INF, EvolvingSpec, SimJob, Workload, speedup
 if TYPE_CHECKING:
     from slurm_ext.model import Snapshot
     from slurm_ext.policies.base import Policy
-    from slurm_ext.sim.controller import Controller
+    from slurm_ext.sim.controller import SimController
 
 # Job states and Rejected live in states.py; named here too, for callers that import them from here.
 __all__ = [
@@ -137,7 +138,7 @@ class Simulator:
         workload: Workload,
         scheduler: str | SchedulerPass = "easy",
         policy: Policy | None = None,
-        controller: Controller | None = None,
+        controller: SimController | None = None,
         *,
         resize_overhead: float = 0.0,
         check_period: float | None = None,
@@ -235,14 +236,14 @@ class Simulator:
         self._steps = 0
 
         self._cancelled_timers: set[int] = set()
-        self.controller: Controller | None = None
+        self.controller: SimController | None = None
         self._started_now: list[int] = []
         if controller is not None:
             self.attach(controller)
 
     # ------------------------------------------------------------------ the loop
 
-    def attach(self, controller: Controller) -> None:
+    def attach(self, controller: SimController) -> None:
         """Attach an external controller (one at a time); calls ``controller.attach(self)``."""
         self.controller = controller
         controller.attach(self)
@@ -390,7 +391,7 @@ class Simulator:
         # Until something other than an arrival happens, the jobs queued now stay unstartable.
         self._stable = len(self.queue)
 
-    def _controller_started(self, ctrl: Controller) -> None:
+    def _controller_started(self, ctrl: SimController) -> None:
         started, self._started_now = self._started_now, []
         for i in started:
             # A job that an earlier on_start cancelled has had its on_end already.

@@ -2,7 +2,8 @@
 
 Every workload source (SWF trace, synthetic generator, the modified ESP benchmark) produces a
 :class:`Workload`. Times are simulation seconds. ``time_limit`` and ``run_time`` are wall
-times *at the submitted size* ``nodes``; a resize rescales them (see :mod:`slurm_ext.sim.malleable`).
+times *at the submitted size* ``nodes``; a resize rescales them (:func:`speedup`,
+:meth:`slurm_ext.sim.engine.Simulator._resize`).
 A job whose ``run_time`` exceeds its ``time_limit`` is killed at the limit, as Slurm would.
 """
 
