@@ -42,17 +42,6 @@ def max_size(job: Job) -> int:
     return job.malleable.max_nodes if job.malleable else job.node_count
 
 
-# An evolving job asking for more nodes shows ``reason="evolving:<target size>"`` (and, in the
-# simulator, a malleable spec ``[current, target]`` that only describes the ask).
-EVOLVING_PREFIX = "evolving:"
-
-
-def evolving_target(job: Job) -> int | None:
-    if job.reason and job.is_running and job.reason.startswith(EVOLVING_PREFIX):
-        return int(job.reason[len(EVOLVING_PREFIX) :])
-    return None
-
-
 @dataclass(slots=True)
 class Running:
     """A running job in the working copy: current size and expected end."""
@@ -113,7 +102,7 @@ class WorkingView:
                 j,
                 j.node_count,
                 j.end_time if j.end_time is not None else expected_end(j),
-                evolving_target(j) if j.reason else None,
+                j.evolving,
             )
             for j in snap.running
         }
@@ -292,11 +281,9 @@ def leading_starts(cl: WorkingView, start_size: Callable[[Job], int], reason: st
 
 
 __all__ = [
-    "EVOLVING_PREFIX",
     "INF",
     "Running",
     "WorkingView",
-    "evolving_target",
     "expected_end",
     "leading_starts",
     "max_size",

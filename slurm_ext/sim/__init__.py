@@ -14,7 +14,7 @@ from slurm_ext.sim.controller import SimController, baseline_at
 from slurm_ext.sim.engine import DecisionError, Simulator, rigid_job, simulate
 from slurm_ext.sim.result import SimResult
 from slurm_ext.sim.schedulers import EasyView, base_scheduler
-from slurm_ext.sim.snapshot import easy_view, evolving_target
+from slurm_ext.sim.snapshot import easy_view
 from slurm_ext.sim.workload import EvolvingSpec, MalleableRule, SimJob, SkippedJob, Workload
 
 __all__ = [
@@ -31,7 +31,6 @@ __all__ = [
     "base_scheduler",
     "baseline_at",
     "easy_view",
-    "evolving_target",
     "rigid_job",
     "simulate",
 ]

@@ -43,8 +43,8 @@ every ``P`` seconds of its run (``dmr.check_status``) and the policy is called w
 ``asking=[job_id]``; without it policies are only called at scheduling steps with ``asking=None``.
 
 Evolving jobs (``SimJob.evolving``): at each ask point the policy is called with
-``asking=[job_id]``; the asking job shows ``reason="evolving:<target size>"`` and a
-``malleable`` spec ``[current, target]`` (see :func:`slurm_ext.sim.snapshot.evolving_target`).
+``asking=[job_id]``; the asking job shows ``evolving=<target size>`` and a ``malleable`` spec
+``[current, target]`` (see :attr:`slurm_ext.model.Job.evolving`).
 An ``Expand`` of that job grants the ask; anything else refuses it. Without a policy the ask is
 granted when enough nodes are idle.
 
