@@ -15,7 +15,7 @@ from slurm_ext.sim.engine import DecisionError, Simulator, rigid_job, simulate
 from slurm_ext.sim.result import SimResult
 from slurm_ext.sim.schedulers import EasyView, base_scheduler
 from slurm_ext.sim.snapshot import easy_view
-from slurm_ext.sim.workload import EvolvingSpec, MalleableRule, SimJob, SkippedJob, Workload
+from slurm_ext.workloads.model import EvolvingSpec, MalleableRule, SimJob, SkippedJob, Workload
 
 __all__ = [
     "SimController",

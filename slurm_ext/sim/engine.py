@@ -49,7 +49,7 @@ An ``Expand`` of that job grants the ask; anything else refuses it. Without a po
 granted when enough nodes are idle.
 
 Malleable jobs keep their work when resized: the work left runs on at the new size's rate
-(:meth:`Simulator._resize`, :meth:`Simulator._rate`, :func:`slurm_ext.sim.workload.speedup`).
+(:meth:`Simulator._resize`, :meth:`Simulator._rate`, :func:`slurm_ext.workloads.model.speedup`).
 
 External controllers (Elastic Job Bundling)
 -------------------------------------------
@@ -101,7 +101,7 @@ from slurm_ext.sim.states import (
     TIMEOUT,
     Rejected,
 )
-from slurm_ext.sim.workload import INF, EvolvingSpec, SimJob, Workload, speedup
+from slurm_ext.workloads.model import INF, EvolvingSpec, SimJob, Workload, speedup
 
 if TYPE_CHECKING:
     from slurm_ext.model import Snapshot
