@@ -674,6 +674,30 @@ class Simulator:
         self.state[i] = CANCELLED
         self.end_t[i] = self.now
 
+    def resize(self, job_id: int, new_size: int) -> None:
+        """Resize a running job to ``new_size`` nodes as a cluster would: any running job, no
+        malleability range checked (a policy's ``Expand``/``Shrink`` goes through :meth:`apply`,
+        which checks it). The work left runs on at the new size's rate. For a driver such as
+        :class:`slurm_ext.sim.cluster.SimCluster`; ``ValueError`` if it cannot be done."""
+        i = self.index_of[job_id]
+        if self.state[i] != RUNNING:
+            raise ValueError(f"job {job_id} is {STATE_NAMES[self.state[i]]}, not RUNNING")
+        if not 1 <= new_size <= self.size[i] + self.free:
+            raise ValueError(
+                f"job {job_id} on {self.size[i]} nodes cannot hold {new_size} ({self.free} free)"
+            )
+        if new_size != self.size[i]:
+            self._resize(i, new_size)
+
+    def settle(self) -> None:
+        """Handle what is due at the current instant (jobs just submitted arrive) and take a
+        scheduling step, as a run does after every event. For a driver outside :meth:`run`
+        (:class:`slurm_ext.sim.cluster.SimCluster`); never from a controller's callback."""
+        steps = self._steps
+        self.advance(until=math.nextafter(self.now, INF))
+        if self._steps == steps:
+            self._schedule()
+
     @property
     def needs_pass(self) -> bool:
         """Whether nodes were freed or a queued job removed since the last pass of this step
