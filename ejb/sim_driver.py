@@ -10,6 +10,8 @@ backfills. This module only translates:
   slots of EASY's view (:func:`ejb.slots.slots_from_view`); a submitted subjob starts in the next
   step of the same instant, and nodes EJB frees are rescheduled by the simulator at once;
 * job starts/ends -> ``started``/``ended``; planned cancellations -> timers;
+* subjobs are submitted and cancelled through :class:`slurm_ext.sim.SimCluster`, the same
+  :class:`~slurm_ext.backend.ClusterBackend` interface the live EJB manager uses on Slurm;
 * true progress: EJB plans with requested times only, while the simulator knows each target's
   actual run time ``R_act``. Progress along the plan scales by ``R_t/R_act``, so the
   application completes when the plan's progress reaches ``R_act/R_t``; a timer fires
@@ -30,7 +32,8 @@ from ejb.model import ElasticState, Target
 from ejb.params import EJBParams
 from ejb.scheduler import EJBScheduler, ElasticJob
 from ejb.slots import slots_from_view
-from slurm_ext.sim import SimController, Simulator
+from slurm_ext.backend import JobRequest
+from slurm_ext.sim import SimCluster, SimController, Simulator
 
 _EPS = 1e-6
 
@@ -89,6 +92,12 @@ class EJBController(SimController):
         self._armed: dict[int, int] = {}  # eid -> plan version with a completion timer
         self._active: dict[int, None] = {}  # eids not done, in arrival order
         self.migrations = 0
+        self.cluster: SimCluster | None = None
+
+    def attach(self, sim: Simulator) -> None:
+        super().attach(sim)
+        # inside the run: the engine's scheduling step at the same instant follows each submit
+        self.cluster = SimCluster(sim, settle=False)
 
     # -- controller callbacks ---------------------------------------------------------------
     def on_submit(self, sim: Simulator, job_id: int) -> bool:
@@ -133,8 +142,8 @@ class EJBController(SimController):
                 self._complete(sim, eid)
         elif kind == "cancel":
             sj = ej.subjobs[arg]
-            if sj.alive and sj.job_id is not None:
-                sim.cancel(sj.job_id)
+            if sj.alive and sj.job_id is not None and self.cluster is not None:
+                self.cluster.cancel_quietly(sj.job_id)
 
     # -- IdleJobSlotsAvailable ------------------------------------------------------------------
     def after_pass(self, sim: Simulator) -> None:
@@ -184,15 +193,17 @@ class EJBController(SimController):
             sim.set_timer(max(t, sim.now), ("done", ej.eid, ej.version))
 
     def _execute(self, sim: Simulator, actions: list[Action]) -> None:
+        cluster = self.cluster
+        assert cluster is not None and cluster.sim is sim, "attach the controller to the simulator first"
         for act in actions:
             if isinstance(act, SubmitSubjob):
-                jid = sim.submit(act.procs, time_limit=act.limit, run_time=math.inf, name=f"ejb{act.eid}")
+                jid = cluster.submit(JobRequest(act.procs, time_limit=act.limit, name=f"ejb{act.eid}"))
                 self.ejb.bound(act.eid, act.key, jid, sim.now)
             elif isinstance(act, CancelSubjob):
                 if act.job_id is None:
                     continue
                 if act.at <= sim.now + _EPS:
-                    sim.cancel(act.job_id)
+                    cluster.cancel_quietly(act.job_id)
                 else:
                     sim.set_timer(act.at, ("cancel", act.eid, act.key))
             elif isinstance(act, Migrate):
