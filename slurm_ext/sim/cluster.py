@@ -34,7 +34,7 @@ from dataclasses import replace
 from slurm_ext.backend import JobRequest
 from slurm_ext.decisions import RaisePriority
 from slurm_ext.errors import InvalidRequest, JobNotFound, ResizeTimeout
-from slurm_ext.model import Job, Node, NodeState, Snapshot
+from slurm_ext.model import Job, MalleableSpec, Node, NodeState, Snapshot
 from slurm_ext.sim.engine import Simulator
 from slurm_ext.sim.states import FUTURE, PENDING, RUNNING, STATE_NAMES
 from slurm_ext.workloads.model import Workload
@@ -98,7 +98,8 @@ class SimCluster:
 
     # ----- writes ------------------------------------------------------------------------------
     def submit(self, request: JobRequest) -> int:
-        """Submit a job that runs until cancelled or killed at ``request.time_limit``."""
+        """Submit a job that runs until cancelled or killed at ``request.time_limit``. A range
+        declared as on Slurm (``extra_args=("--comment", "dmr:min=1,max=8")``) makes it malleable."""
         if not 1 <= request.nodes <= self.sim.total_nodes:
             raise InvalidRequest(
                 f"a job needs 1..{self.sim.total_nodes} nodes on this cluster, got {request.nodes}"
@@ -107,7 +108,13 @@ class SimCluster:
         if limit <= 0:
             raise InvalidRequest(f"time limit must be positive, got {limit} s")
         with self._lock:
-            job_id = self.sim.submit(request.nodes, time_limit=limit, run_time=math.inf, name=request.name)
+            job_id = self.sim.submit(
+                request.nodes,
+                time_limit=limit,
+                run_time=math.inf,
+                name=request.name,
+                malleable=_declared(request),
+            )
             if request.name:
                 self._job_names[job_id] = request.name
             self._settle()
@@ -207,3 +214,14 @@ class SimCluster:
             for job_id in sorted(short, key=lambda j: sim.index_of[j]):
                 held.setdefault(job_id, []).extend(next(free) for _ in range(short[job_id]))
         return held
+
+
+def _declared(request: JobRequest) -> MalleableSpec | None:
+    """The range a job's ``--comment`` declares (read from ``squeue`` by the live adapter)."""
+    args = request.extra_args
+    for k, arg in enumerate(args):
+        if arg == "--comment" and k + 1 < len(args):
+            return MalleableSpec.from_comment(args[k + 1])
+        if arg.startswith("--comment="):
+            return MalleableSpec.from_comment(arg.split("=", 1)[1])
+    return None

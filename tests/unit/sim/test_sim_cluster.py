@@ -7,7 +7,7 @@ import pytest
 
 from slurm_ext.backend import ClusterBackend, JobRequest
 from slurm_ext.errors import InvalidRequest, JobNotFound, ResizeTimeout
-from slurm_ext.model import JobState, NodeState
+from slurm_ext.model import JobState, MalleableSpec, NodeState
 from slurm_ext.sim import SimCluster, Simulator, Workload, rigid_job
 
 
@@ -126,3 +126,12 @@ def test_over_a_workload_the_simulators_own_jobs_hold_nodes_too() -> None:
     assert cluster.job(1).nodes == ("a", "b", "d")
     cluster.advance(until=60)  # job 2 ended; job 1, on 3 nodes, ends sooner than its limit
     assert busy(cluster) == {"a", "b", "d"}
+
+
+def test_a_range_declared_in_the_comment_makes_the_job_malleable() -> None:
+    cluster = SimCluster.empty(4)
+    job_id = cluster.submit(JobRequest(2, extra_args=("--comment", "dmr:min=1,max=4")))
+    other = cluster.submit(JobRequest(1, extra_args=("--comment=project x dmr:min=1,max=2,factor=2",)))
+    assert cluster.job(job_id).malleable == MalleableSpec(1, 4)
+    assert cluster.job(other).malleable == MalleableSpec(1, 2)
+    assert cluster.job(cluster.submit(JobRequest(1))).malleable is None
