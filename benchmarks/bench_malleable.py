@@ -37,7 +37,7 @@ if trace == "kth":
     from slurm_ext.workloads import load_workload
     wl = load_workload(sys.argv[3])
 else:
-    from slurm_ext.sim.workload import MalleableRule
+    from slurm_ext.workloads.model import MalleableRule
     from slurm_ext.workloads.synthetic import SyntheticConfig, generate
     wl = generate(SyntheticConfig(jobs=int(trace), nodes=256, seed=1, load=0.7))
     wl = MalleableRule(fraction=0.5, seed=0).apply(wl)

@@ -37,7 +37,7 @@ if kind == "synthetic":
     wl = generate(SyntheticConfig(jobs=n, nodes=nodes, seed=1, load=0.7))
 else:
     from slurm_ext.workloads import load_swf
-    from slurm_ext.sim.workload import Workload
+    from slurm_ext.workloads.model import Workload
     parts = [load_swf(p) for p in sys.argv[5:]]
     nodes = max(p.nodes for p in parts)
     jobs, shift, jid = [], 0.0, 0

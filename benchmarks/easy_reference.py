@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 import math
 
-from slurm_ext.sim.workload import Workload
+from slurm_ext.workloads.model import Workload
 
 
 def easy_starts(workload: Workload) -> list[float]:

@@ -6,10 +6,12 @@ backfills. This module only translates:
 * a target job arriving from the trace -> ``EJBScheduler.arrive``; the trace job itself stays
   in the queue as the placeholder ``J_0`` (same id, shape and queue position), so an elastic
   job whose ``J_0`` starts at once behaves exactly like the baseline;
-* after every scheduling step (:meth:`Controller.after_pass`) -> IdleJobSlotsAvailable with the
+* after every scheduling step (:meth:`SimController.after_pass`) -> IdleJobSlotsAvailable with the
   slots of EASY's view (:func:`ejb.slots.slots_from_view`); a submitted subjob starts in the next
   step of the same instant, and nodes EJB frees are rescheduled by the simulator at once;
 * job starts/ends -> ``started``/``ended``; planned cancellations -> timers;
+* subjobs are submitted and cancelled through :class:`slurm_ext.sim.SimCluster`, the same
+  :class:`~slurm_ext.backend.ClusterBackend` interface the live EJB manager uses on Slurm;
 * true progress: EJB plans with requested times only, while the simulator knows each target's
   actual run time ``R_act``. Progress along the plan scales by ``R_t/R_act``, so the
   application completes when the plan's progress reaches ``R_act/R_t``; a timer fires
@@ -30,7 +32,8 @@ from ejb.model import ElasticState, Target
 from ejb.params import EJBParams
 from ejb.scheduler import EJBScheduler, ElasticJob
 from ejb.slots import slots_from_view
-from slurm_ext.sim import Controller, Simulator
+from slurm_ext.backend import JobRequest
+from slurm_ext.sim import SimCluster, SimController, Simulator
 
 _EPS = 1e-6
 
@@ -67,7 +70,7 @@ class ElasticRecord:
         return self.completed - self.first_start
 
 
-class EJBController(Controller):
+class EJBController(SimController):
     """Runs EJB-sched inside a :class:`Simulator` (base scheduler ``"easy"`` in the paper).
 
     ``select(job_id, procs)`` says which arriving trace jobs are submitted to EJB (and must
@@ -89,6 +92,12 @@ class EJBController(Controller):
         self._armed: dict[int, int] = {}  # eid -> plan version with a completion timer
         self._active: dict[int, None] = {}  # eids not done, in arrival order
         self.migrations = 0
+        self.cluster: SimCluster | None = None
+
+    def attach(self, sim: Simulator) -> None:
+        super().attach(sim)
+        # inside the run: the engine's scheduling step at the same instant follows each submit
+        self.cluster = SimCluster(sim, settle=False)
 
     # -- controller callbacks ---------------------------------------------------------------
     def on_submit(self, sim: Simulator, job_id: int) -> bool:
@@ -133,8 +142,8 @@ class EJBController(Controller):
                 self._complete(sim, eid)
         elif kind == "cancel":
             sj = ej.subjobs[arg]
-            if sj.alive and sj.job_id is not None:
-                sim.cancel(sj.job_id)
+            if sj.alive and sj.job_id is not None and self.cluster is not None:
+                self.cluster.cancel_quietly(sj.job_id)
 
     # -- IdleJobSlotsAvailable ------------------------------------------------------------------
     def after_pass(self, sim: Simulator) -> None:
@@ -184,15 +193,17 @@ class EJBController(Controller):
             sim.set_timer(max(t, sim.now), ("done", ej.eid, ej.version))
 
     def _execute(self, sim: Simulator, actions: list[Action]) -> None:
+        cluster = self.cluster
+        assert cluster is not None and cluster.sim is sim, "attach the controller to the simulator first"
         for act in actions:
             if isinstance(act, SubmitSubjob):
-                jid = sim.submit(act.procs, time_limit=act.limit, run_time=math.inf, name=f"ejb{act.eid}")
+                jid = cluster.submit(JobRequest(act.procs, time_limit=act.limit, name=f"ejb{act.eid}"))
                 self.ejb.bound(act.eid, act.key, jid, sim.now)
             elif isinstance(act, CancelSubjob):
                 if act.job_id is None:
                     continue
                 if act.at <= sim.now + _EPS:
-                    sim.cancel(act.job_id)
+                    cluster.cancel_quietly(act.job_id)
                 else:
                     sim.set_timer(act.at, ("cancel", act.eid, act.key))
             elif isinstance(act, Migrate):

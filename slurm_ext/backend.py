@@ -1,6 +1,9 @@
-"""The one interface every cluster backend implements (live Slurm, simulator).
+"""The one interface every cluster backend implements: live Slurm
+(:class:`slurm_ext.slurm.SlurmCluster`) and the simulator (:class:`slurm_ext.sim.SimCluster`).
 
-Policies and EJB logic talk to a :class:`ClusterBackend`; they never know which one.
+The control service and EJB's simulator driver talk to a :class:`ClusterBackend`; they never know
+which one. Both answer alike, errors included (``tests/unit/sim/test_sim_cluster.py`` checks the
+simulator against what ``tests/slurm/test_adapter.py`` checks on Slurm).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from slurm_ext.sim.cli import compare_cmd, simulate_cmd  # noqa: E402
 
 app.command("simulate")(simulate_cmd)
 app.command("compare")(compare_cmd)
-from slurm_ext.demo_cli import demo_cmd  # noqa: E402
+from slurm_ext.demo.cli import demo_cmd  # noqa: E402
 
 app.command("demo")(demo_cmd)
 from slurm_ext.service.cli import events_cmd, serve_cmd  # noqa: E402

@@ -133,6 +133,10 @@ class Job:
     dependency: str = ""
     reason: str = ""
     malleable: MalleableSpec | None = None
+    # an open evolving request (paper 000) of a running job: the size it asks to grow to. Its
+    # ``malleable`` spec is then ``[current, ask]`` and only describes the ask: a policy grants it
+    # (an ``Expand`` to that size) or refuses it, and never resizes the job otherwise.
+    evolving: int | None = None
     # live Slurm only (what a job submitted on this job's behalf must share with it)
     account: str = ""
     qos: str = ""

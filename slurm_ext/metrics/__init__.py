@@ -1,4 +1,5 @@
-"""Metrics of simulated runs: per job (:mod:`.jobs`), per run (:mod:`.summary`), paired (:mod:`.compare`)."""
+"""Metrics of simulated runs: per job (:mod:`.jobs`), per run (:mod:`.summary`), paired (:mod:`.compare`);
+figures in :mod:`.plots` (imported on demand: it loads matplotlib)."""
 
 from slurm_ext.metrics.compare import Z975, PairedChange, compare_runs, paired, paired_change, paired_table
 from slurm_ext.metrics.jobs import (

@@ -13,7 +13,7 @@ from typing import ClassVar
 from slurm_ext.decisions import Decision
 from slurm_ext.model import Job, Snapshot
 from slurm_ext.policies.base import Policy
-from slurm_ext.policies.cluster import WorkCluster, check_depth
+from slurm_ext.policies.working_view import WorkingView, check_depth
 
 
 def _submitted(job: Job) -> int:
@@ -28,7 +28,7 @@ class Backfill(Policy):
         self.depth = check_depth(reservation_depth)
 
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
-        cl = WorkCluster(snap)
+        cl = WorkingView(snap)
         cl.serve_evolving(list, "backfill")  # evolving asks get idle nodes, never others' nodes
         cl.backfill(self.depth, _submitted, f"backfill (depth {self.depth})")
         return cl.decisions

@@ -24,7 +24,7 @@ Sizes
 (``MalleableSpec.factor`` only restricts the sizes DMR picks). A malleable job may be
 started at a size other than its ``node_count``: the caller conserves work, i.e. its run
 time and time limit scale by ``node_count / nodes`` (linear model, the same model policies
-use to predict end times, see :func:`slurm_ext.policies.cluster.scaled_duration`).
+use to predict end times, see :func:`slurm_ext.policies.working_view.scaled_duration`).
 
 Times the policies read
 -----------------------

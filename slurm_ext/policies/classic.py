@@ -20,7 +20,7 @@ from typing import ClassVar
 from slurm_ext.decisions import Decision
 from slurm_ext.model import Snapshot
 from slurm_ext.policies.base import Policy
-from slurm_ext.policies.cluster import Running, WorkCluster, check_depth, min_size
+from slurm_ext.policies.working_view import Running, WorkingView, check_depth, min_size
 
 
 class ClassicMalleable(Policy):
@@ -30,7 +30,7 @@ class ClassicMalleable(Policy):
         self.depth = check_depth(reservation_depth)
 
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
-        cl = WorkCluster(snap)
+        cl = WorkingView(snap)
         # evolving requests: idle nodes, else shrink expanded jobs in this strategy's order
         cl.serve_evolving(
             lambda: self.shrink_order([r for r in cl.malleable_running() if r.size > r.min]), self.name
@@ -52,7 +52,7 @@ class ClassicMalleable(Policy):
         cl.backfill(self.depth, min_size, f"{self.name}: backfill")
         return cl.decisions
 
-    def reclaim(self, cl: WorkCluster, need: int, donors: list[Running], for_job: int) -> bool:
+    def reclaim(self, cl: WorkingView, need: int, donors: list[Running], for_job: int) -> bool:
         return cl.reclaim(need, donors, f"{self.name}: shrink to start job {for_job}", for_job)
 
     @abstractmethod
@@ -60,5 +60,5 @@ class ClassicMalleable(Policy):
         """Expanded malleable jobs in the order they give nodes back."""
 
     @abstractmethod
-    def expand(self, cl: WorkCluster, jobs: list[Running]) -> None:
+    def expand(self, cl: WorkingView, jobs: list[Running]) -> None:
         """Distribute ``cl.free`` idle nodes among ``jobs`` (running, below their max)."""

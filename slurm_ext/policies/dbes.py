@@ -37,9 +37,9 @@ from typing import ClassVar
 from slurm_ext.decisions import Decision
 from slurm_ext.model import Job, Snapshot
 from slurm_ext.policies.base import Policy
-from slurm_ext.policies.cluster import (
+from slurm_ext.policies.working_view import (
     Running,
-    WorkCluster,
+    WorkingView,
     check_depth,
     leading_starts,
     min_size,
@@ -61,7 +61,7 @@ class DBES(Policy):
 
     # ------------------------------------------------------------------------------------
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
-        cl = WorkCluster(snap)
+        cl = WorkingView(snap)
         self._forget_gone(cl)
         # lines 9-24: evolving requests first, from idle nodes, else by shrinking jobs
         # expanded in the second step, then those expanded in the first step
@@ -82,13 +82,13 @@ class DBES(Policy):
         return cl.decisions
 
     # ------------------------------------------------------------------------------------
-    def _forget_gone(self, cl: WorkCluster) -> None:
+    def _forget_gone(self, cl: WorkingView) -> None:
         for jid in list(self.expanded_for):
             r = cl.running.get(jid)
             if r is None or r.size <= r.min:
                 del self.expanded_for[jid]
 
-    def _evolving_donors(self, cl: WorkCluster) -> Callable[[], list[Running]]:
+    def _evolving_donors(self, cl: WorkingView) -> Callable[[], list[Running]]:
         def order() -> list[Running]:
             expanded = [r for r in cl.malleable_running() if r.job_id in self.expanded_for and r.size > r.min]
             step2 = [r for r in expanded if self.expanded_for[r.job_id] is None]
@@ -97,7 +97,7 @@ class DBES(Policy):
 
         return order
 
-    def _start_later(self, cl: WorkCluster) -> list[tuple[Job, float]]:
+    def _start_later(self, cl: WorkingView) -> list[tuple[Job, float]]:
         """StartLater jobs with their reservation times, without starting anything."""
         prof = cl.profile()
         out: list[tuple[Job, float]] = []
@@ -115,18 +115,18 @@ class DBES(Policy):
             out.append((job, t))
         return out
 
-    def _deps(self, cl: WorkCluster, t: float) -> list[Running]:
+    def _deps(self, cl: WorkingView, t: float) -> list[Running]:
         # cl.ending_at(t) filtered, in one pass: called several times per StartLater job
         tol = 1e-6 * max(1.0, abs(t))
         return [r for r in cl.running.values() if abs(r.end - t) <= tol and r.malleable]
 
-    def _clear_invalid(self, cl: WorkCluster, later: list[tuple[Job, float]]) -> None:
+    def _clear_invalid(self, cl: WorkingView, later: list[tuple[Job, float]]) -> None:
         deps = {job.job_id: {r.job_id for r in self._deps(cl, t)} for job, t in later}
         for jid, for_job in self.expanded_for.items():
             if for_job is not None and jid not in deps.get(for_job, ()):
                 self.expanded_for[jid] = _NONE
 
-    def _donors(self, cl: WorkCluster, later: list[tuple[Job, float]], i: int) -> list[Running]:
+    def _donors(self, cl: WorkingView, later: list[tuple[Job, float]], i: int) -> list[Running]:
         """Expanded jobs that may give nodes to StartLater job ``later[i]``, in shrink order."""
         me = later[i][0].job_id
         lower = {job.job_id for job, _ in later[i + 1 :]}
@@ -147,7 +147,7 @@ class DBES(Policy):
             + sorted(others, key=_by_expansion)
         )
 
-    def _shrink_phase(self, cl: WorkCluster, later: list[tuple[Job, float]]) -> None:
+    def _shrink_phase(self, cl: WorkingView, later: list[tuple[Job, float]]) -> None:
         for i, (job, _) in enumerate(later):
             n = min_size(job)
             donors = self._donors(cl, later, i)
@@ -156,7 +156,7 @@ class DBES(Policy):
             cl.start(job, n, "DBES: StartLater job started by shrinking expanded jobs")
         self._forget_gone(cl)
 
-    def _first_expansion(self, cl: WorkCluster, later: list[tuple[Job, float]]) -> None:
+    def _first_expansion(self, cl: WorkingView, later: list[tuple[Job, float]]) -> None:
         for i, (job, t) in enumerate(later):
             deps = [r for r in self._deps(cl, t) if r.size < r.max]
             if not deps:
@@ -187,7 +187,7 @@ class DBES(Policy):
                     self.expanded_for[r.job_id] = job.job_id
             self._forget_gone(cl)
 
-    def _second_expansion(self, cl: WorkCluster, later: list[tuple[Job, float]]) -> None:
+    def _second_expansion(self, cl: WorkingView, later: list[tuple[Job, float]]) -> None:
         if cl.free <= 0:
             return
         depended = {r.job_id for _, t in later for r in self._deps(cl, t)}

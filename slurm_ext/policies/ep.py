@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from slurm_ext.policies.classic import ClassicMalleable
-from slurm_ext.policies.cluster import Running, WorkCluster
+from slurm_ext.policies.working_view import Running, WorkingView
 
 
 class EP(ClassicMalleable):
@@ -21,9 +21,9 @@ class EP(ClassicMalleable):
         # used where whole shrinks are made (evolving requests)
         return sorted(jobs, key=lambda r: (-r.size, r.job_id))
 
-    def reclaim(self, cl: WorkCluster, need: int, donors: list[Running], for_job: int) -> bool:
+    def reclaim(self, cl: WorkingView, need: int, donors: list[Running], for_job: int) -> bool:
         why = f"EP: equal shrink to start job {for_job}"
         return cl.reclaim(need, donors, why, for_job, largest_first=True)
 
-    def expand(self, cl: WorkCluster, jobs: list[Running]) -> None:
+    def expand(self, cl: WorkingView, jobs: list[Running]) -> None:
         cl.equipartition(jobs, cl.free, "EP: equipartition idle nodes")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from slurm_ext.policies.classic import ClassicMalleable
-from slurm_ext.policies.cluster import Running, WorkCluster
+from slurm_ext.policies.working_view import Running, WorkingView
 
 
 class ESF(ClassicMalleable):
@@ -18,5 +18,5 @@ class ESF(ClassicMalleable):
     def shrink_order(self, jobs: list[Running]) -> list[Running]:
         return sorted(jobs, key=lambda r: (-r.start, -r.job_id))
 
-    def expand(self, cl: WorkCluster, jobs: list[Running]) -> None:
+    def expand(self, cl: WorkingView, jobs: list[Running]) -> None:
         cl.fill_in_order(sorted(jobs, key=lambda r: (r.start, r.job_id)), "ESF: earliest started first")

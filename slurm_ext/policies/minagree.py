@@ -18,7 +18,7 @@ from typing import ClassVar
 from slurm_ext.decisions import Decision
 from slurm_ext.model import Snapshot
 from slurm_ext.policies.base import Policy
-from slurm_ext.policies.cluster import WorkCluster, min_size
+from slurm_ext.policies.working_view import WorkingView, min_size
 
 
 class MinAgree(Policy):
@@ -26,7 +26,7 @@ class MinAgree(Policy):
     schedules_jobs: ClassVar[bool] = True
 
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
-        cl = WorkCluster(snap)
+        cl = WorkingView(snap)
         cl.serve_evolving(list, "minAgree")  # no evolving jobs in 001_*: asks get idle nodes only
         cl.backfill(1, min_size, "minAgree step 1: EASY backfilling")
         for job in list(cl.pending):

@@ -14,8 +14,13 @@ from collections.abc import Iterable
 INF = math.inf
 
 
-class Profile:
-    """Free nodes over ``[now, inf)``. ``times[i]`` starts a segment with ``free[i]`` nodes."""
+class SnapshotProfile:
+    """Free nodes over ``[now, inf)``. ``times[i]`` starts a segment with ``free[i]`` nodes.
+
+    Built from a snapshot's running jobs, live or simulated: releases in any order, a job past its
+    expected end still holding its nodes, a job without a limit never releasing them. The
+    simulator's base passes use :class:`slurm_ext.sim.schedulers.SortedEndsProfile`, built from its
+    sorted end list without these checks (a separate class because it runs at every event)."""
 
     __slots__ = ("times", "free")
 

@@ -41,8 +41,8 @@ from typing import ClassVar, Literal
 from slurm_ext.decisions import Decision
 from slurm_ext.model import Job, Snapshot
 from slurm_ext.policies.base import Policy
-from slurm_ext.policies.cluster import INF, Running, WorkCluster, scaled_duration
-from slurm_ext.policies.profile import Profile
+from slurm_ext.policies.profile import SnapshotProfile
+from slurm_ext.policies.working_view import INF, Running, WorkingView, scaled_duration
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +82,7 @@ class SDPolicy(Policy):
     # ------------------------------------------------------------------------------------
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
         self._remember_requests(snap)
-        cl = WorkCluster(snap)
+        cl = WorkingView(snap)
         cl.serve_evolving(list, "SD")  # no evolving jobs in 003_*: asks get idle nodes only
         self._give_back(cl)
         limit = self.current_limit(cl)
@@ -110,7 +110,7 @@ class SDPolicy(Policy):
         return cl.decisions
 
     # ------------------------------------------------------------------------------------
-    def current_limit(self, cl: WorkCluster) -> float:
+    def current_limit(self, cl: WorkingView) -> float:
         """MAX_SLOWDOWN now: the static value, or the running jobs' average predicted slowdown."""
         if self.max_slowdown != "dynamic":
             return float(self.max_slowdown)
@@ -122,7 +122,7 @@ class SDPolicy(Policy):
         return self._slowdown(r, duration * lent / r.size)
 
     def select_mates(
-        self, cl: WorkCluster, prof: Profile, job: Job, static_end: float, limit: float
+        self, cl: WorkingView, prof: SnapshotProfile, job: Job, static_end: float, limit: float
     ) -> MateChoice | None:
         """Listing 2 with whole nodes: the mate set of least impact, or None."""
         assert job.malleable is not None
@@ -233,14 +233,14 @@ class SDPolicy(Policy):
             if j.job_id not in self.requested and j.time_limit is not None and j.is_pending:
                 self.requested[j.job_id] = j.time_limit
 
-    def _run_with_mates(self, cl: WorkCluster, job: Job, choice: MateChoice) -> None:
+    def _run_with_mates(self, cl: WorkingView, job: Job, choice: MateChoice) -> None:
         for mate_id, lent in choice.loans:
             r = cl.running[mate_id]
             cl.resize(r, r.size - lent, f"SD: mate of job {job.job_id}, lends {lent} nodes", job.job_id)
         cl.start(job, choice.nodes, f"SD: malleable start with mates {[m for m, _ in choice.loans]}")
         self.loans[job.job_id] = choice.loans
 
-    def _give_back(self, cl: WorkCluster) -> None:
+    def _give_back(self, cl: WorkingView) -> None:
         """Mates get their nodes back when the job they made room for has ended."""
         for new_id in [j for j in self.loans if j not in cl.running]:
             if any(j.job_id == new_id for j in cl.pending):
@@ -265,7 +265,7 @@ def _shares(caps: list[int], need: int) -> Iterator[tuple[int, ...]]:
             yield (a, *rest)
 
 
-def _rebuild(cl: WorkCluster, reservations: list[tuple[float, float, int]]) -> Profile:
+def _rebuild(cl: WorkingView, reservations: list[tuple[float, float, int]]) -> SnapshotProfile:
     prof = cl.profile()
     for t, dur, n in reservations:
         prof.reserve(t, dur, n)

@@ -32,7 +32,6 @@ from slurm_ext.decisions import Expand, RaisePriority, Shrink, StartJob
 from slurm_ext.errors import SlurmUnavailable
 from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState, Snapshot
 from slurm_ext.policies.base import Policy
-from slurm_ext.policies.cluster import EVOLVING_PREFIX
 from slurm_ext.service import journal as jr
 from slurm_ext.service.auth import Peer, may_act
 from slurm_ext.service.events import EventLog
@@ -283,10 +282,10 @@ class Controller:
         asking = replace(job, malleable=spec)
         if req.evolving is not None and req.evolving > job.node_count:
             # an evolving request (paper 000) shows as the policies read one: the ask in the job's
-            # reason, a spec [current, ask] that only describes it; the policy grants or refuses it
+            # typed field, a spec [current, ask] that only describes it; the policy grants or refuses it
             ask = min(req.evolving, cap)
             described = MalleableSpec(job.node_count, ask)
-            asking = replace(job, malleable=described, reason=EVOLVING_PREFIX + str(ask))
+            asking = replace(job, malleable=described, evolving=ask)
         view = self._view(snap, asking)
         decisions = self.policy.decide(view, [req.job_id])
         self._remember(decisions, view, exclude=req.job_id)

@@ -26,8 +26,8 @@ from slurm_ext.metrics import RunSummary, job_metrics, paired_table, summarize, 
 from slurm_ext.sim.engine import Simulator
 from slurm_ext.sim.registry import policy_names, resolve
 from slurm_ext.sim.result import SimResult
-from slurm_ext.sim.workload import MalleableRule, Workload
 from slurm_ext.workloads import load_workload
+from slurm_ext.workloads.model import MalleableRule, Workload
 from slurm_ext.workloads.reading import parse_reading
 from slurm_ext.workloads.swf import SwfError
 
@@ -105,7 +105,7 @@ def write_outputs(
     out: Path, result: SimResult, summary: RunSummary, tag: str, plots: bool = True
 ) -> list[Path]:
     """Per-job CSV, summary JSON and (with ``plots``) the timeline and, for small runs, a Gantt chart."""
-    from slurm_ext.plots import GANTT_MAX_JOBS, plot_gantt, plot_timeline
+    from slurm_ext.metrics.plots import GANTT_MAX_JOBS, plot_gantt, plot_timeline
 
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -5,9 +5,9 @@ An EJB-like controller sits *beside* the batch scheduler: the simulator's base s
 
 Writing a controller
 --------------------
-Subclass :class:`Controller` and override what you need::
+Subclass :class:`SimController` and override what you need::
 
-    class Ejb(Controller):
+    class Ejb(SimController):
         def on_submit(self, sim, job_id):          # a workload job arrives
             if not self.is_target(job_id):
                 return False                       # let it queue as usual
@@ -70,8 +70,11 @@ if TYPE_CHECKING:
     from slurm_ext.sim.engine import Simulator
 
 
-class Controller:
-    """Base class with no-op callbacks; override the ones you need."""
+class SimController:
+    """Base class with no-op callbacks; override the ones you need.
+
+    Named apart from the control service's :class:`slurm_ext.service.Controller`, which drives a
+    live cluster: this one rides along a simulation, beside its base scheduler."""
 
     sim: Simulator | None = None
 

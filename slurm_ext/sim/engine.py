@@ -43,12 +43,13 @@ every ``P`` seconds of its run (``dmr.check_status``) and the policy is called w
 ``asking=[job_id]``; without it policies are only called at scheduling steps with ``asking=None``.
 
 Evolving jobs (``SimJob.evolving``): at each ask point the policy is called with
-``asking=[job_id]``; the asking job shows ``reason="evolving:<target size>"`` and a
-``malleable`` spec ``[current, target]`` (see :func:`slurm_ext.sim.snapshot.evolving_target`).
+``asking=[job_id]``; the asking job shows ``evolving=<target size>`` and a ``malleable`` spec
+``[current, target]`` (see :attr:`slurm_ext.model.Job.evolving`).
 An ``Expand`` of that job grants the ask; anything else refuses it. Without a policy the ask is
 granted when enough nodes are idle.
 
-Malleable jobs keep their work when resized: see :mod:`slurm_ext.sim.malleable`.
+Malleable jobs keep their work when resized: the work left runs on at the new size's rate
+(:meth:`Simulator._resize`, :meth:`Simulator._rate`, :func:`slurm_ext.workloads.model.speedup`).
 
 External controllers (Elastic Job Bundling)
 -------------------------------------------
@@ -100,12 +101,12 @@ from slurm_ext.sim.states import (
     TIMEOUT,
     Rejected,
 )
-from slurm_ext.sim.workload import INF, EvolvingSpec, SimJob, Workload, speedup
+from slurm_ext.workloads.model import INF, EvolvingSpec, SimJob, Workload, speedup
 
 if TYPE_CHECKING:
     from slurm_ext.model import Snapshot
     from slurm_ext.policies.base import Policy
-    from slurm_ext.sim.controller import Controller
+    from slurm_ext.sim.controller import SimController
 
 # Job states and Rejected live in states.py; named here too, for callers that import them from here.
 __all__ = [
@@ -137,7 +138,7 @@ class Simulator:
         workload: Workload,
         scheduler: str | SchedulerPass = "easy",
         policy: Policy | None = None,
-        controller: Controller | None = None,
+        controller: SimController | None = None,
         *,
         resize_overhead: float = 0.0,
         check_period: float | None = None,
@@ -235,14 +236,14 @@ class Simulator:
         self._steps = 0
 
         self._cancelled_timers: set[int] = set()
-        self.controller: Controller | None = None
+        self.controller: SimController | None = None
         self._started_now: list[int] = []
         if controller is not None:
             self.attach(controller)
 
     # ------------------------------------------------------------------ the loop
 
-    def attach(self, controller: Controller) -> None:
+    def attach(self, controller: SimController) -> None:
         """Attach an external controller (one at a time); calls ``controller.attach(self)``."""
         self.controller = controller
         controller.attach(self)
@@ -390,7 +391,7 @@ class Simulator:
         # Until something other than an arrival happens, the jobs queued now stay unstartable.
         self._stable = len(self.queue)
 
-    def _controller_started(self, ctrl: Controller) -> None:
+    def _controller_started(self, ctrl: SimController) -> None:
         started, self._started_now = self._started_now, []
         for i in started:
             # A job that an earlier on_start cancelled has had its on_end already.
@@ -672,6 +673,30 @@ class Simulator:
             return
         self.state[i] = CANCELLED
         self.end_t[i] = self.now
+
+    def resize(self, job_id: int, new_size: int) -> None:
+        """Resize a running job to ``new_size`` nodes as a cluster would: any running job, no
+        malleability range checked (a policy's ``Expand``/``Shrink`` goes through :meth:`apply`,
+        which checks it). The work left runs on at the new size's rate. For a driver such as
+        :class:`slurm_ext.sim.cluster.SimCluster`; ``ValueError`` if it cannot be done."""
+        i = self.index_of[job_id]
+        if self.state[i] != RUNNING:
+            raise ValueError(f"job {job_id} is {STATE_NAMES[self.state[i]]}, not RUNNING")
+        if not 1 <= new_size <= self.size[i] + self.free:
+            raise ValueError(
+                f"job {job_id} on {self.size[i]} nodes cannot hold {new_size} ({self.free} free)"
+            )
+        if new_size != self.size[i]:
+            self._resize(i, new_size)
+
+    def settle(self) -> None:
+        """Handle what is due at the current instant (jobs just submitted arrive) and take a
+        scheduling step, as a run does after every event. For a driver outside :meth:`run`
+        (:class:`slurm_ext.sim.cluster.SimCluster`); never from a controller's callback."""
+        steps = self._steps
+        self.advance(until=math.nextafter(self.now, INF))
+        if self._steps == steps:
+            self._schedule()
 
     @property
     def needs_pass(self) -> bool:

@@ -11,7 +11,7 @@ import numpy as np
 
 from slurm_ext.sim.engine import Simulator
 from slurm_ext.sim.result import SimResult
-from slurm_ext.sim.workload import Workload
+from slurm_ext.workloads.model import Workload
 
 
 def capacity_violations(result: SimResult) -> np.ndarray:

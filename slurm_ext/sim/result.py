@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from slurm_ext.sim.states import STATE_NAMES, Rejected
-from slurm_ext.sim.workload import SkippedJob
+from slurm_ext.workloads.model import SkippedJob
 
 if TYPE_CHECKING:
     from slurm_ext.sim.engine import Simulator

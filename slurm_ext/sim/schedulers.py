@@ -135,8 +135,13 @@ def easy(sim: Simulator) -> None:
         sim.queue = [i for i in q if i >= 0]
 
 
-class Profile:
-    """Free nodes as a step function of time from ``now``: ``free[k]`` holds on ``[times[k], times[k+1])``."""
+class SortedEndsProfile:
+    """Free nodes as a step function of time from ``now``: ``free[k]`` holds on ``[times[k], times[k+1])``.
+
+    Built straight from the simulator's ``ends`` column, already sorted and never overdue (a job
+    ends at its limit), with no copy or sort: it is rebuilt at every backfill pass. The policies'
+    :class:`slurm_ext.policies.profile.SnapshotProfile` is built from any snapshot's running jobs
+    instead (unsorted; overdue and unlimited jobs handled), which this hot path does not need."""
 
     __slots__ = ("times", "free")
 
@@ -205,7 +210,7 @@ def make_backfill(depth: int) -> SchedulerPass:
         start = sim._start
         now = sim.now
         lim = sim.lim
-        prof = Profile(now, sim.free, sim.ends, size)
+        prof = SortedEndsProfile(now, sim.free, sim.ends, size)
         reserved = 0
         started = False
         for pos in range(n):

@@ -17,8 +17,6 @@ from slurm_ext.sim.schedulers import EasyView, shadow_and_extra
 if TYPE_CHECKING:
     from slurm_ext.sim.engine import Simulator
 
-EVOLVING_PREFIX = "evolving:"
-
 
 @lru_cache(maxsize=8)
 def _node_objects(total: int) -> tuple[tuple[Node, ...], tuple[Node, ...], tuple[str, ...]]:
@@ -33,13 +31,6 @@ def _nodes(total: int, free: int) -> tuple[tuple[Node, ...], tuple[str, ...]]:
     """The node tuple and idle names with ``free`` of ``total`` nodes idle (one per free count)."""
     idle, busy, names = _node_objects(total)
     return idle[:free] + busy[free:], names[:free]
-
-
-def evolving_target(job: Job) -> int | None:
-    """The size an evolving job asks for, if ``job`` is an open evolving ask; else ``None``."""
-    if job.reason.startswith(EVOLVING_PREFIX):
-        return int(job.reason[len(EVOLVING_PREFIX) :])
-    return None
 
 
 def build_snapshot(sim: Simulator) -> Snapshot:
@@ -86,10 +77,8 @@ def _running_job(sim: Simulator, i: int, exp: float) -> Job:
     size = sim.size[i]
     target = sim.evolve_asking.get(i)
     spec = sim.spec.get(i)
-    reason = ""
     if target is not None:
         spec = MalleableSpec(size, target, preferred=target)
-        reason = f"{EVOLVING_PREFIX}{target}"
     st = sim.start_t[i]
     return Job(
         sim.jid[i],
@@ -100,7 +89,7 @@ def _running_job(sim: Simulator, i: int, exp: float) -> Job:
         end_time=exp,
         time_limit=None if math.isinf(exp) else exp - st,
         malleable=spec,
-        reason=reason,
+        evolving=target,
     )
 
 

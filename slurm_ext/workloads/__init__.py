@@ -1,6 +1,6 @@
 """Workload sources for the simulator: SWF traces, a synthetic generator, the bundled trace.
 
-Every source returns a :class:`slurm_ext.sim.workload.Workload`. :func:`load_workload` maps the
+Every source returns a :class:`slurm_ext.workloads.model.Workload`. :func:`load_workload` maps the
 CLI's ``--workload`` argument (a path, ``kth-small``, ``synthetic`` or ``esp``) to one.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from slurm_ext.sim.workload import SimJob, SkippedJob, Workload
+from slurm_ext.workloads.model import SimJob, SkippedJob, Workload
 from slurm_ext.workloads.reading import DEFAULT, SwfReading, apply_reading
 from slurm_ext.workloads.swf import SwfTrace, read_swf
 

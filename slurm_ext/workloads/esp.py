@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from slurm_ext.model import MalleableSpec
-from slurm_ext.sim.workload import EvolvingSpec, SimJob, Workload
+from slurm_ext.workloads.model import EvolvingSpec, SimJob, Workload
 
 
 @dataclass(frozen=True, slots=True)

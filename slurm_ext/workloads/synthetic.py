@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from slurm_ext.sim.workload import SimJob, Workload
+from slurm_ext.workloads.model import SimJob, Workload
 
 _ROUND_LIMITS = np.array(
     [60, 300, 600, 900, 1800, 3600, 2 * 3600, 4 * 3600, 8 * 3600, 12 * 3600, 18 * 3600, 24 * 3600,

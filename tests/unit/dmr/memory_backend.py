@@ -1,7 +1,10 @@
-"""A tiny in-memory ClusterBackend for the service's own logic (locking, acks, protocol).
+"""A hand-made in-memory backend, for the few service tests that inject what a real cluster cannot
+be made to do on cue: a race or a delay inside a call (``expand_delay``, a replaced ``expand``),
+resizer jobs left behind by another service, a job owned by a named user, and a record of the
+calls made (``calls``: a time limit set after a shrink, which the simulator has no counterpart for).
 
-Slurm's behaviour itself is tested on the real local cluster (tests/e2e); this only
-stands in for it where the service's bookkeeping is the subject.
+Every other service test runs on :class:`slurm_ext.sim.SimCluster`, the simulator through the same
+backend interface as live Slurm; Slurm's own behaviour is tested on the real local cluster.
 """
 
 from __future__ import annotations

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from slurm_ext.backend import JobRequest
 from slurm_ext.policies.dmr import DMRPolicy
 from slurm_ext.service import Controller, ServiceOptions
 from slurm_ext.service import journal as jr
 from slurm_ext.service.inflight import Reconf
 from slurm_ext.service.journal import Journal, reconf_from
-
-from .memory_backend import MemoryBackend
+from slurm_ext.sim import SimCluster
 
 
 def test_records_round_trip_and_are_removed_when_the_resize_ends(tmp_path):
@@ -29,15 +29,15 @@ def test_a_torn_record_is_dropped_not_fatal(tmp_path):
 
 
 def test_restart_gives_back_nodes_merged_before_the_answer(tmp_path):
-    backend = MemoryBackend(4)
-    backend.add(1, 1)
-    before = list(backend.jobs[1].nodes)
-    backend.expand(1, 3)  # the merge happened; then the service died before answering
+    cluster = SimCluster.empty(4)
+    cluster.submit(JobRequest(1))
+    before = list(cluster.job(1).nodes)
+    cluster.expand(1, 3)  # the merge happened; then the service died before answering
     r = Reconf(
-        1, "expand", 1, 3, before, [n for n in backend.jobs[1].nodes if n not in before], own_nodes=before
+        1, "expand", 1, 3, before, [n for n in cluster.job(1).nodes if n not in before], own_nodes=before
     )
     Journal(tmp_path).write(r, jr.EXPAND_MERGED)
-    ctl = Controller(backend, DMRPolicy(), ServiceOptions(snapshot_interval=0.05, journal_dir=tmp_path))
+    ctl = Controller(cluster, DMRPolicy(), ServiceOptions(snapshot_interval=0.05, journal_dir=tmp_path))
     ctl.repair()
-    assert list(backend.jobs[1].nodes) == before
+    assert list(cluster.job(1).nodes) == before and cluster.snapshot().free == 3
     assert ctl.journal.records() == [] and ctl.inflight.get(1) is None

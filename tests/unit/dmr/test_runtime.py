@@ -11,10 +11,10 @@ from dmr import client as dmr_client
 from dmr.config import DMRArgumentError, Settings, reachable, validate
 from dmr.inhibitor import Inhibitor
 from dmr.runtime import Action, Runtime
+from slurm_ext.backend import JobRequest
 from slurm_ext.policies.dmr import DMRPolicy
 from slurm_ext.service import Controller, Server, ServiceOptions
-
-from .memory_backend import MemoryBackend
+from slurm_ext.sim import SimCluster
 
 
 @pytest.fixture(autouse=True)
@@ -23,12 +23,15 @@ def _fresh_warnings(monkeypatch):
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
 
 
+JOB = 1
+
+
 @pytest.fixture
 def service():
-    backend = MemoryBackend(4)
-    backend.add(7, 1)
-    backend.add(8, 3)  # the cluster is full: every answer is "no action", nothing spawns
-    ctl = Controller(backend, DMRPolicy(), ServiceOptions(snapshot_interval=0.05))
+    cluster = SimCluster.empty(4)
+    assert cluster.submit(JobRequest(1)) == JOB  # the job the runtime's rank belongs to
+    cluster.submit(JobRequest(3))  # the cluster is full: every answer is "no action", nothing spawns
+    ctl = Controller(cluster, DMRPolicy(), ServiceOptions(snapshot_interval=0.05))
     server = Server(ctl, port=0)
     server.start()
     yield server
@@ -77,7 +80,7 @@ def test_outside_slurm_one_warning_and_no_action():
 
 
 def test_unreachable_service_one_warning_and_no_action(monkeypatch):
-    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    monkeypatch.setenv("SLURM_JOB_ID", str(JOB))
     rt = runtime(("127.0.0.1", 9))  # nothing listens on port 9
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
@@ -89,14 +92,14 @@ def test_unreachable_service_one_warning_and_no_action(monkeypatch):
 
 # -- with a service ------------------------------------------------------------------------------------
 def test_check_reaches_the_service(monkeypatch, service):
-    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    monkeypatch.setenv("SLURM_JOB_ID", str(JOB))
     rt = runtime(service.address)
     assert rt.check(1, 4)[0] is Action.NONE
     assert service.controller.counters["check"] == 1
 
 
 def test_inhibitor_every_n_calls_skips_the_service(monkeypatch, service):
-    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    monkeypatch.setenv("SLURM_JOB_ID", str(JOB))
     rt = runtime(service.address, inhibit_calls=3)
     for _ in range(7):
         rt.check(1, 4)
@@ -104,7 +107,7 @@ def test_inhibitor_every_n_calls_skips_the_service(monkeypatch, service):
 
 
 def test_inhibitor_seconds_skips_the_service(monkeypatch, service):
-    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    monkeypatch.setenv("SLURM_JOB_ID", str(JOB))
     rt = runtime(service.address, inhibit_seconds=60)
     for _ in range(5):
         rt.check(1, 4)
@@ -112,7 +115,7 @@ def test_inhibitor_seconds_skips_the_service(monkeypatch, service):
 
 
 def test_async_first_call_returns_no_action_and_leaves_the_question_pending(monkeypatch, service):
-    monkeypatch.setenv("SLURM_JOB_ID", "7")
+    monkeypatch.setenv("SLURM_JOB_ID", str(JOB))
     rt = runtime(service.address)
     assert rt.check(1, 4, asynchronous=True)[0] is Action.NONE
     assert rt.client is not None and rt.client.pending  # asked, answer read at the next step

@@ -1,4 +1,10 @@
-"""The control service's bookkeeping: one resize in flight per job, acks, timeouts, concurrency, TCP."""
+"""The control service's bookkeeping: one resize in flight per job, acks, timeouts, concurrency, TCP.
+
+The cluster is the simulator through the backend interface (:class:`SimCluster`): its jobs hold
+named nodes and its resizes answer as live Slurm's do. The hand-made :class:`MemoryBackend` stays
+only where a test injects what a real cluster cannot be made to do on cue: a race or a delay
+inside a call, leftover resizer jobs, a job owned by another user, or where it reads the calls
+the simulator has no counterpart for (a time limit set after a shrink)."""
 
 from __future__ import annotations
 
@@ -8,16 +14,31 @@ import time
 import pytest
 
 from slurm_ext import protocol as p
+from slurm_ext.backend import JobRequest
 from slurm_ext.policies.dmr import DMRPolicy
 from slurm_ext.service import Controller, Server, ServiceOptions
+from slurm_ext.sim import SimCluster
 
 from .memory_backend import MemoryBackend
 
 
 def make(nodes: int = 4, **opts) -> tuple[MemoryBackend, Controller]:
     backend = MemoryBackend(nodes)
+    return backend, service(backend, **opts)
+
+
+def make_sim(nodes: int = 4, **opts) -> tuple[SimCluster, Controller]:
+    cluster = SimCluster.empty(nodes)
+    return cluster, service(cluster, **opts)
+
+
+def service(backend, **opts) -> Controller:  # noqa: ANN001
     options = ServiceOptions(snapshot_interval=0.05, ack_timeout=opts.pop("ack_timeout", 2.0), **opts)
-    return backend, Controller(backend, DMRPolicy(), options)
+    return Controller(backend, DMRPolicy(), options)
+
+
+def nodes_of(cluster: SimCluster, job_id: int) -> tuple[str, ...]:
+    return cluster.job(job_id).nodes
 
 
 def check(job_id: int, cur: int, nodes: list[str], lo: int = 1, hi: int = 4, **kw) -> p.Check:
@@ -29,25 +50,25 @@ def check(job_id: int, cur: int, nodes: list[str], lo: int = 1, hi: int = 4, **k
 
 
 def test_expand_then_commit():
-    backend, ctl = make()
-    backend.add(1, 1)
+    cluster, ctl = make_sim()
+    assert cluster.submit(JobRequest(1)) == 1
     d = ctl.check(check(1, 1, ["n1"]))
     assert d.action == "expand" and d.new_size == 4 and d.nodes == ["n2", "n3", "n4"] and d.reason
     assert ctl.inflight.get(1) is not None
     done = ctl.commit(p.Commit(job_id=1, token=d.token, ok=True))
-    assert done.ok and ctl.inflight.get(1) is None
+    assert done.ok and ctl.inflight.get(1) is None and nodes_of(cluster, 1) == ("n1", "n2", "n3", "n4")
 
 
 def test_one_reconfiguration_in_flight_per_job():
-    backend, ctl = make()
-    backend.add(1, 1)
+    cluster, ctl = make_sim()
+    cluster.submit(JobRequest(1))
     first = ctl.check(check(1, 1, ["n1"]))
     again = ctl.check(check(1, 4, ["n1", "n2", "n3", "n4"]))
     assert first.action == "expand" and again.action == "none" and "in flight" in again.reason
 
 
 def test_expand_failure_answers_no_action_and_leaves_nothing_in_flight():
-    backend, ctl = make()
+    backend, ctl = make()  # MemoryBackend: another job takes the nodes inside the expand call
     backend.add(1, 1)
     backend.add(2, 1)
     backend.expand_delay = 0.0
@@ -67,15 +88,16 @@ def test_expand_failure_answers_no_action_and_leaves_nothing_in_flight():
 
 
 def test_commit_not_ok_gives_the_nodes_back():
-    backend, ctl = make()
-    backend.add(1, 1)
+    cluster, ctl = make_sim()
+    cluster.submit(JobRequest(1))
     d = ctl.check(check(1, 1, ["n1"]))
+    assert nodes_of(cluster, 1) == ("n1", "n2", "n3", "n4")  # merged before the application's answer
     done = ctl.commit(p.Commit(job_id=1, token=d.token, ok=False))
-    assert done.ok and backend.jobs[1].nodes == ("n1",)
-    assert ("shrink", 1, 1, ("n1",)) in backend.calls
+    assert done.ok and nodes_of(cluster, 1) == ("n1",) and cluster.snapshot().free == 3
 
 
 def _shrink_setup(ack_timeout: float = 2.0):
+    # MemoryBackend: test_shrink_keeps_the_first_ranks_nodes... reads the time limit it sets
     backend, ctl = make(ack_timeout=ack_timeout)
     backend.add(1, 4)
     backend.add(9, 2, pending=True)
@@ -110,17 +132,35 @@ def test_shrink_keeps_the_first_ranks_nodes_and_waits_for_every_ack():
 
 
 def test_shrink_without_all_acks_never_shrinks():
-    backend, ctl, d = _shrink_setup(ack_timeout=0.3)
+    cluster, ctl = make_sim(ack_timeout=0.3)
+    cluster.submit(JobRequest(4))
+    waiting = cluster.submit(JobRequest(2))
+    d = ctl.check(check(1, 4, ["n3", "n1", "n4", "n2"]))
+    assert d.action == "shrink" and d.new_size == 2 and d.nodes == ["n3", "n1"]
     ctl.ack(p.Ack(job_id=1, token=d.token, rank=2))
     done = ctl.shrink_ready(p.ShrinkReady(job_id=1, token=d.token, acks=2))
     assert not done.ok and "1 of 2 acks" in done.reason
-    assert not any(c[0] == "shrink" for c in backend.calls) and ctl.inflight.get(1) is None
+    assert nodes_of(cluster, 1) == ("n1", "n2", "n3", "n4") and ctl.inflight.get(1) is None
+    assert cluster.job(waiting).state.value == "PENDING"
+
+
+def test_a_shrink_with_every_ack_hands_the_nodes_to_the_waiting_job():
+    cluster, ctl = make_sim()
+    cluster.submit(JobRequest(4))
+    waiting = cluster.submit(JobRequest(2))
+    d = ctl.check(check(1, 4, ["n3", "n1", "n4", "n2"]))
+    for rank in (2, 3):
+        assert ctl.ack(p.Ack(job_id=1, token=d.token, rank=rank)).ok
+    done = ctl.shrink_ready(p.ShrinkReady(job_id=1, token=d.token, acks=2))
+    assert done.ok and nodes_of(cluster, 1) == ("n1", "n3")
+    ctl.background.shutdown(wait=True)
+    assert nodes_of(cluster, waiting) == ("n2", "n4")  # raised to the head of the queue, started at once
 
 
 def test_shrink_only_by_whole_groups():
-    backend, ctl = make()
-    backend.add(1, 4)
-    backend.add(9, 2, pending=True)
+    cluster, ctl = make_sim()
+    cluster.submit(JobRequest(4))
+    cluster.submit(JobRequest(2))
     # launched by plain `srun -N4`: one group over all four nodes, which cannot be split
     one = [{"tag": "g0", "job_id": 1, "nodes": ["n1", "n2", "n3", "n4"], "size": 4}]
     d = ctl.check(check(1, 4, ["n1", "n2", "n3", "n4"], groups=one))
@@ -128,21 +168,21 @@ def test_shrink_only_by_whole_groups():
 
 
 def test_no_agent_no_expansion():
-    backend, ctl = make()
-    backend.add(1, 1)
+    cluster, ctl = make_sim()
+    cluster.submit(JobRequest(1))
     d = ctl.check(check(1, 1, ["n1"], agent=""))
-    assert d.action == "none" and "no agent" in d.reason and not backend.calls
+    assert d.action == "none" and "no agent" in d.reason and nodes_of(cluster, 1) == ("n1",)
 
 
 def test_stale_application_size_is_no_action():
-    backend, ctl = make()
-    backend.add(1, 2)
+    cluster, ctl = make_sim()
+    cluster.submit(JobRequest(2))
     d = ctl.check(check(1, 1, ["n1"]))
     assert d.action == "none" and "holds ['n1', 'n2']" in d.reason
 
 
 def test_concurrent_jobs_never_get_the_same_nodes():
-    backend, ctl = make(nodes=5)
+    backend, ctl = make(nodes=5)  # MemoryBackend: each expansion is slowed down, so that they overlap
     for job_id in (1, 2, 3, 4):
         backend.add(job_id, 1)
     backend.expand_delay = 0.2
@@ -173,7 +213,7 @@ def test_concurrent_jobs_never_get_the_same_nodes():
 
 
 def test_server_answers_ping_status_and_errors_on_one_connection():
-    _, ctl = make()
+    _, ctl = make_sim()
     server = Server(ctl, port=0)
     server.start()
     try:
@@ -192,7 +232,7 @@ def test_server_answers_ping_status_and_errors_on_one_connection():
 
 @pytest.mark.parametrize("job_id", [42])
 def test_unknown_job_is_no_action(job_id):
-    _, ctl = make()
+    _, ctl = make_sim()
     d = ctl.check(check(job_id, 1, ["n1"]))
     assert d.action == "none" and "not running" in d.reason
 
@@ -201,7 +241,7 @@ def test_housekeeping_cancels_only_stale_resizers():
     from slurm_ext.backend import resizer_name
     from slurm_ext.model import Job, JobState
 
-    backend, ctl = make()
+    backend, ctl = make()  # MemoryBackend: resizer jobs left behind by another service
     now = time.time()
     backend.jobs[50] = Job(50, JobState.PENDING, 1, name=resizer_name(1), submit_time=now - 1000)
     backend.jobs[51] = Job(51, JobState.PENDING, 1, name=resizer_name(2), submit_time=now - 1)
@@ -213,18 +253,19 @@ def test_housekeeping_cancels_only_stale_resizers():
 def test_slurm_unavailable_answers_no_action_and_keeps_what_is_in_flight():
     from slurm_ext.errors import SlurmUnavailable
 
-    backend, ctl = make()
-    backend.add(1, 1)
-    backend.add(2, 1)
-    d = ctl.check(check(1, 1, list(backend.jobs[1].nodes), hi=2))
+    cluster, ctl = make_sim()
+    cluster.submit(JobRequest(1))
+    cluster.submit(JobRequest(1))
+    d = ctl.check(check(1, 1, list(nodes_of(cluster, 1)), hi=2))
     assert d.action == "expand"
+    second = list(nodes_of(cluster, 2))
 
     def down() -> None:
         raise SlurmUnavailable("squeue: Failed while looking for jobs")
 
-    backend.snapshot = down  # slurmctld goes away
+    cluster.snapshot = down  # type: ignore[method-assign]  # slurmctld goes away
     time.sleep(0.1)  # older than the cache's 0.05 s: the next read goes to "Slurm"
-    answer = ctl.check(check(2, 1, list(backend.jobs[2].nodes), hi=1))
+    answer = ctl.check(check(2, 1, second, hi=1))
     assert answer.action == "none" and "Slurm unavailable" in answer.reason
     ctl.housekeeping()
     assert ctl.inflight.get(1) is not None  # not dropped as "job gone"
@@ -232,27 +273,27 @@ def test_slurm_unavailable_answers_no_action_and_keeps_what_is_in_flight():
 
 # -- checks answered at once (on the server's event loop) -------------------------------------------
 def test_a_no_action_check_is_answered_at_once_as_the_full_check_answers_it():
-    backend, ctl = make(nodes=2)
-    backend.add(1, 1)
-    backend.add(2, 1)  # no free node: the answer is "no action"
+    cluster, ctl = make_sim(nodes=2)
+    cluster.submit(JobRequest(1))
+    cluster.submit(JobRequest(1))  # no free node: the answer is "no action"
     ctl.cache.fresh()
     now = ctl.check_now(check(1, 1, ["n1"]))
     full = ctl.check(check(1, 1, ["n1"]))
     assert now is not None and now.action == "none" and (now.action, now.reason) == (full.action, full.reason)
-    assert backend.calls == [] and ctl.counters["check"] == 2
+    assert nodes_of(cluster, 1) == ("n1",) and ctl.counters["check"] == 2
 
 
 def test_a_check_the_policy_would_act_on_is_left_to_the_full_check():
-    backend, ctl = make()
-    backend.add(1, 1)
+    cluster, ctl = make_sim()
+    cluster.submit(JobRequest(1))
     ctl.cache.fresh()
     assert ctl.check_now(check(1, 1, ["n1"])) is None and ctl.inflight.get(1) is None
     assert ctl.check(check(1, 1, ["n1"])).action == "expand"
 
 
 def test_no_quick_answer_without_a_recent_snapshot_or_while_another_decision_runs():
-    backend, ctl = make(nodes=1)
-    backend.add(1, 1)
+    cluster, ctl = make_sim(nodes=1)
+    cluster.submit(JobRequest(1))
     assert ctl.check_now(check(1, 1, ["n1"])) is None  # nothing cached yet: the full check asks Slurm
     ctl.cache.fresh()
     with ctl.decide_lock:
@@ -264,7 +305,7 @@ def test_no_quick_answer_without_a_recent_snapshot_or_while_another_decision_run
 def test_another_users_check_is_refused_on_the_quick_path_too():
     from slurm_ext.service.auth import Peer
 
-    backend, ctl = make(nodes=1)
+    backend, ctl = make(nodes=1)  # MemoryBackend: a job owned by a named user
     backend.add(1, 1, user="root")
     ctl.cache.fresh()
     stranger = Peer(uid=4242, how="kernel")

@@ -129,7 +129,7 @@ def _evolving(jid: int, size: int, target: int, end: float):
     from slurm_ext.model import MalleableSpec
 
     job = running(jid, size, end)
-    return replace(job, reason=f"evolving:{target}", malleable=MalleableSpec(size, target))
+    return replace(job, evolving=target, malleable=MalleableSpec(size, target))
 
 
 def test_evolving_request_shrinks_second_step_jobs_before_first_step_ones() -> None:

@@ -29,9 +29,9 @@ def test_picks_the_mate_whose_slowdown_grows_least() -> None:
 
 def test_penalty_is_eq4_predicted_slowdown() -> None:
     pol = SDPolicy()
-    from slurm_ext.policies.cluster import WorkCluster
+    from slurm_ext.policies.working_view import WorkingView
 
-    cl = WorkCluster(snapshot(8, [*_mates(), _new()], NOW))
+    cl = WorkingView(snapshot(8, [*_mates(), _new()], NOW))
     a, b = cl.running[1], cl.running[2]
     # (wait + run + increase) / requested; lending 2 of 4 nodes for 100 s costs 50 s
     assert pol.penalty(a, 2, 100.0) == pytest.approx((500 + 10000 + 50) / 10000)
@@ -68,11 +68,11 @@ def test_static_max_slowdown_excludes_mates() -> None:
 
 
 def test_dynamic_max_slowdown_is_average_running_slowdown() -> None:
-    from slurm_ext.policies.cluster import WorkCluster
+    from slurm_ext.policies.working_view import WorkingView
 
     pol = SDPolicy(max_slowdown="dynamic")
     snap = snapshot(8, [*_mates(), _new()], NOW)
-    cl = WorkCluster(snap)
+    cl = WorkingView(snap)
     pol._remember_requests(snap)
     assert pol.current_limit(cl) == pytest.approx(((500 + 10000) / 10000 + 1.0) / 2)
     d = pol.decide(snap)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from slurm_ext.model import Job, JobState, Node, NodeState, Snapshot
-from slurm_ext.sim import Controller, Simulator, Workload, baseline_at, easy_view, rigid_job
+from slurm_ext.sim import SimController, Simulator, Workload, baseline_at, easy_view, rigid_job
 from slurm_ext.sim.schedulers import EasyView
 from tests.unit.sim.simworkloads import random_workload
 
@@ -24,7 +24,7 @@ def small() -> Workload:
     )
 
 
-class Bundler(Controller):
+class Bundler(SimController):
     """Claims job 3 and runs it as a 1-node subjob in the type-I slot, cancelled by a timer."""
 
     def __init__(self) -> None:
@@ -70,7 +70,7 @@ def test_controller_callbacks_submit_cancel_and_timer() -> None:
 def test_cancelled_timer_does_not_fire() -> None:
     fired = []
 
-    class T(Controller):
+    class T(SimController):
         def on_timer(self, sim, key):
             fired.append(key)
 

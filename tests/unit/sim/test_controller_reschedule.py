@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from slurm_ext.sim import Controller, Simulator, Workload, rigid_job
+from slurm_ext.sim import SimController, Simulator, Workload, rigid_job
 
 
 def three_jobs() -> Workload:
@@ -13,7 +13,7 @@ def three_jobs() -> Workload:
     )
 
 
-class CancelOnStart(Controller):
+class CancelOnStart(SimController):
     """When ``trigger`` starts, cancels ``victim``; logs every callback."""
 
     def __init__(self, trigger: int, victim: int) -> None:
@@ -55,7 +55,7 @@ def test_cancel_of_the_queue_head_in_on_start_lets_the_next_job_start() -> None:
     assert sim.job_times(3)[1] == 0.0
 
 
-class CancelAfterPass(Controller):
+class CancelAfterPass(SimController):
     """Cancels ``victim`` in the first ``after_pass``; records what every call saw."""
 
     def __init__(self, victim: int) -> None:

@@ -1,4 +1,6 @@
-"""No import circle inside ``slurm_ext/sim``, deferred imports included.
+"""No import circle inside ``slurm_ext/sim``, deferred imports included; the policies and the
+workload sources never import the simulator (imports flow one way: ``sim`` -> ``workloads``,
+``policies``, ``model``).
 
 The graph is read from the source with ``ast``: every ``import``/``from ... import`` of a
 ``slurm_ext.sim`` module counts, at module level or inside a function (a deferred import only
@@ -11,7 +13,8 @@ import ast
 from pathlib import Path
 
 PACKAGE = "slurm_ext.sim"
-SIM = Path(__file__).resolve().parents[3] / "slurm_ext" / "sim"
+ROOT = Path(__file__).resolve().parents[3] / "slurm_ext"
+SIM = ROOT / "sim"
 
 
 def _typing_only(node: ast.If) -> bool:
@@ -83,3 +86,20 @@ def test_the_check_sees_a_deferred_circle() -> None:
     assert imports_of(deferred) == {"engine"}
     assert imports_of(typing_only) == set()
     assert find_cycle({"engine": {"result"}, "result": {"engine"}}) == ["engine", "result", "engine"]
+
+
+def _imports_sim(source: str) -> bool:
+    """Whether ``source`` imports ``slurm_ext.sim`` (or a module of it) at run time."""
+    return bool(imports_of(source)) or any(
+        (isinstance(n, ast.ImportFrom) and n.module == PACKAGE)
+        or (isinstance(n, ast.Import) and any(a.name == PACKAGE for a in n.names))
+        for n in ast.walk(ast.parse(source))
+    )
+
+
+def test_workloads_and_policies_do_not_import_the_simulator() -> None:
+    files = [*(ROOT / "workloads").glob("*.py"), *(ROOT / "policies").glob("*.py"), ROOT / "model.py"]
+    assert len(files) > 10
+    offenders = [f.relative_to(ROOT).as_posix() for f in files if _imports_sim(f.read_text())]
+    assert offenders == []
+    assert _imports_sim("from slurm_ext.sim import Workload\n")

@@ -9,7 +9,7 @@ import pytest
 from slurm_ext.decisions import Decision, Expand, RaisePriority, Shrink, StartJob
 from slurm_ext.model import MalleableSpec, Snapshot
 from slurm_ext.policies.base import Policy
-from slurm_ext.sim import DecisionError, EvolvingSpec, SimJob, Simulator, Workload, evolving_target, rigid_job
+from slurm_ext.sim import DecisionError, EvolvingSpec, SimJob, Simulator, Workload, rigid_job
 
 
 class Scripted(Policy):
@@ -115,7 +115,7 @@ def test_evolving_ask_goes_to_the_policy_and_a_refusal_is_retried_once() -> None
 
         def decide(self, snap, asking=None):
             if asking:
-                self.asks.append(evolving_target(snap.job(asking[0])))
+                self.asks.append(snap.job(asking[0]).evolving)
             return []
 
     pol = Refuse()

@@ -15,13 +15,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from slurm_ext.backend import EXPANDER_PREFIX, RESIZER_PREFIX, JobRequest
-from slurm_ext.demo import wait_until
+from slurm_ext.demo.resize import wait_until
 from slurm_ext.policies.dmr import DMRPolicy
 from slurm_ext.service import Controller, Server, ServiceOptions
 from slurm_ext.service.controller import fold_expanders
 from slurm_ext.slurm import SlurmCluster
 
-FS_APP = Path(__file__).resolve().parent.parent / "apps" / "fs.py"
+FS_APP = Path(__file__).resolve().parents[2] / "apps" / "fs.py"
 Say = Callable[[str], None]
 
 

@@ -36,8 +36,8 @@ def demo_cmd(
     Part 2: the malleable Flexible Sleep app under the DMR control service: it grows on the idle
     cluster, shrinks so a queued rigid job can start, and finishes with its state intact.
     """
-    from slurm_ext.demo import resize_demo, wait_until
-    from slurm_ext.malleable_demo import malleable_demo
+    from slurm_ext.demo.malleable import malleable_demo
+    from slurm_ext.demo.resize import resize_demo, wait_until
     from slurm_ext.service.controller import STRATEGIES
 
     if expand_strategy not in STRATEGIES:

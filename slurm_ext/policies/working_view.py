@@ -17,7 +17,7 @@ from heapq import heapify, heappop, heappush
 
 from slurm_ext.decisions import Decision, Expand, Shrink, StartJob
 from slurm_ext.model import Job, Snapshot
-from slurm_ext.policies.profile import INF, Profile
+from slurm_ext.policies.profile import INF, SnapshotProfile
 
 
 def check_depth(reservation_depth: int) -> int:
@@ -40,17 +40,6 @@ def min_size(job: Job) -> int:
 
 def max_size(job: Job) -> int:
     return job.malleable.max_nodes if job.malleable else job.node_count
-
-
-# An evolving job asking for more nodes shows ``reason="evolving:<target size>"`` (and, in the
-# simulator, a malleable spec ``[current, target]`` that only describes the ask).
-EVOLVING_PREFIX = "evolving:"
-
-
-def evolving_target(job: Job) -> int | None:
-    if job.reason and job.is_running and job.reason.startswith(EVOLVING_PREFIX):
-        return int(job.reason[len(EVOLVING_PREFIX) :])
-    return None
 
 
 @dataclass(slots=True)
@@ -100,7 +89,7 @@ def expected_end(job: Job) -> float:
     return INF
 
 
-class WorkCluster:
+class WorkingView:
     """Free nodes, running jobs and the pending queue, updated as decisions are made."""
 
     def __init__(self, snap: Snapshot) -> None:
@@ -113,7 +102,7 @@ class WorkCluster:
                 j,
                 j.node_count,
                 j.end_time if j.end_time is not None else expected_end(j),
-                evolving_target(j) if j.reason else None,
+                j.evolving,
             )
             for j in snap.running
         }
@@ -121,8 +110,8 @@ class WorkCluster:
         self.decisions: list[Decision] = []
 
     # --- queries -----------------------------------------------------------------------
-    def profile(self) -> Profile:
-        return Profile(self.now, self.free, ((r.end, r.size) for r in self.running.values()))
+    def profile(self) -> SnapshotProfile:
+        return SnapshotProfile(self.now, self.free, ((r.end, r.size) for r in self.running.values()))
 
     def malleable_running(self) -> list[Running]:
         return [r for r in self.running.values() if r.malleable]
@@ -242,7 +231,7 @@ class WorkCluster:
         depth: int,
         start_size: Callable[[Job], int],
         reason: str,
-        profile: Profile | None = None,
+        profile: SnapshotProfile | None = None,
     ) -> list[tuple[Job, float]]:
         """Priority-order pass with ``depth`` reservations (Maui ``ReservationDepth``; EASY is 1).
 
@@ -282,7 +271,7 @@ def _remove_same(jobs: list[Job], job: Job) -> None:
     raise ValueError(f"job {job.job_id} is not pending")
 
 
-def leading_starts(cl: WorkCluster, start_size: Callable[[Job], int], reason: str) -> None:
+def leading_starts(cl: WorkingView, start_size: Callable[[Job], int], reason: str) -> None:
     """Start pending jobs in priority order while they fit (Maui's StartNow jobs)."""
     for job in list(cl.pending):
         n = start_size(job)
@@ -292,11 +281,9 @@ def leading_starts(cl: WorkCluster, start_size: Callable[[Job], int], reason: st
 
 
 __all__ = [
-    "EVOLVING_PREFIX",
     "INF",
     "Running",
-    "WorkCluster",
-    "evolving_target",
+    "WorkingView",
     "expected_end",
     "leading_starts",
     "max_size",

@@ -1,8 +1,12 @@
 """What the simulator consumes: a machine size and a list of jobs.
 
-Every workload source (SWF trace, synthetic generator, the modified ESP benchmark) produces a
-:class:`Workload`. Times are simulation seconds. ``time_limit`` and ``run_time`` are wall
-times *at the submitted size* ``nodes``; a resize rescales them (see :mod:`slurm_ext.sim.malleable`).
+Every workload source in :mod:`slurm_ext.workloads` (SWF trace, synthetic generator, the modified
+ESP benchmark) produces a :class:`Workload`. The type lives here, beside the sources, so imports
+flow one way: the simulator imports the workloads, never the reverse.
+
+Times are simulation seconds. ``time_limit`` and ``run_time`` are wall
+times *at the submitted size* ``nodes``; a resize rescales them (:func:`speedup`,
+:meth:`slurm_ext.sim.engine.Simulator._resize`).
 A job whose ``run_time`` exceeds its ``time_limit`` is killed at the limit, as Slurm would.
 """
 
