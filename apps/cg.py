@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
             a["p"] = a["r"] + (rho / m.values["rho"]) * a["p"]
             m.values["rho"] = rho
             m.values["iters"] += 1
-        modeled_step(args.model_seconds, m.comm, args.serial_fraction)
+        modeled_step(args.model_seconds, m.comm, args.scaling)
     # the true residual, not the recurrence's
     residual = np.ones_like(m.arrays["x"]) - apply_a(m.comm, m.arrays["x"])
     rel = np.sqrt(dot(m.comm, residual, residual)) / m.values["bnorm"]

@@ -21,11 +21,11 @@ def parser(prog: str, description: str) -> argparse.ArgumentParser:
     ap.add_argument("--preferred", type=int, default=None, help="preferred ranks (default none)")
     ap.add_argument("--async", dest="asynchronous", action="store_true", help="use icheck_status")
     ap.add_argument(
-        "--serial-fraction",
+        "--scaling",
         type=float,
-        default=0.0,
-        help="Amdahl serial fraction of the modelled step time (0 <= F < 1): a step on N ranks takes "
-        "seconds x (F + (1 - F) / N), so larger jobs run less efficiently (default 0: perfectly scalable)",
+        default=1.0,
+        help="how the modelled step time scales (0 < A <= 1): a step on N ranks takes seconds / N^A, "
+        "so with A < 1 larger jobs run less efficiently (default 1: perfectly scalable)",
     )
     ap.add_argument(
         "--plan",
@@ -46,8 +46,8 @@ def check_args(ap: argparse.ArgumentParser, args: argparse.Namespace) -> argpars
         ap.error(f"--min ({args.min_procs}) must not exceed --max ({args.max_procs})")
     if args.factor < 2:
         ap.error(f"--factor must be >= 2, got {args.factor}")
-    if not 0 <= args.serial_fraction < 1:
-        ap.error(f"--serial-fraction must be in [0, 1), got {args.serial_fraction}")
+    if not 0 < args.scaling <= 1:
+        ap.error(f"--scaling must be in (0, 1], got {args.scaling}")
     try:
         args.plan = sorted((int(a), int(b)) for a, b in (x.split(":") for x in args.plan.split(",") if x))
     except ValueError:
@@ -83,17 +83,22 @@ def add_model_option(ap: argparse.ArgumentParser) -> None:
     )
 
 
-def step_time(seconds: float, ranks: int, serial_fraction: float = 0.0) -> float:
-    """Amdahl's law: a step of ``seconds`` on one rank, on ``ranks`` ranks."""
-    return seconds * (serial_fraction + (1.0 - serial_fraction) / ranks)
+def step_time(seconds: float, ranks: int, scaling: float = 1.0) -> float:
+    """A step of ``seconds`` on one rank, on ``ranks`` ranks: ``seconds / ranks^scaling``.
+
+    A power law keeps the ratio between two sizes the same at every scale (a job 4x smaller runs
+    4^A times longer whether it shrinks from 32 to 8 nodes or from 4 to 1), so an app measured on a
+    large machine keeps its shape on the 8-node test cluster.
+    """
+    return seconds / ranks**scaling
 
 
-def modeled_step(seconds: float, comm: Any, serial_fraction: float = 0.0) -> None:
+def modeled_step(seconds: float, comm: Any, scaling: float = 1.0) -> None:
     """Sleep the modelled part of a step on this many ranks (see ``--model-seconds``)."""
     if seconds > 0:
         import time
 
-        time.sleep(step_time(seconds, comm.Get_size(), serial_fraction) * crowding(comm))
+        time.sleep(step_time(seconds, comm.Get_size(), scaling) * crowding(comm))
 
 
 def crowding(comm: Any) -> float:

@@ -1,7 +1,7 @@
 """Flexible Sleep (FS): the paper's synthetic malleable application, in mpi4py.
 
-N steps; each sleeps ``--step-seconds / ranks`` (a perfectly scalable step, or Amdahl's with
-``--serial-fraction``; times the ranks per
+N steps; each sleeps ``--step-seconds / ranks`` (a perfectly scalable step, or
+``/ ranks^A`` with ``--scaling A``; times the ranks per
 CPU of the busiest node where nodes are over-subscribed, see :func:`apps.common.crowding`) and is preceded
 by a DMR reconfiguring point. The job carries ``--state-mb`` of state in total (uint64
 words, block-distributed), handed over on every expand/shrink; its order-sensitive
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             for st, action, old, new, took in m.history[seen:]:
                 print(f"FS step {st}: {action} {old}->{new} in {took:.3f} s", flush=True)
             seen = len(m.history)
-        time.sleep(step_time(args.step_seconds, m.size, args.serial_fraction) * crowding(m.comm))
+        time.sleep(step_time(args.step_seconds, m.size, args.scaling) * crowding(m.comm))
     final = global_checksum(m.comm, m.arrays["state"])
     if m.rank == 0:
         expect = tuple(m.values["checksum"])

@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.sweeps):
             above, below = exchange_rows(m.comm, m.arrays["u"])
             m.arrays["u"] = sweep(m.arrays["u"], lo, args.n, above, below)
-        modeled_step(args.model_seconds, m.comm, args.serial_fraction)
+        modeled_step(args.model_seconds, m.comm, args.scaling)
     blocks = m.comm.gather(m.arrays["u"], root=0)
     if m.rank != 0:
         return 0

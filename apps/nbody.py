@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         v = m.values
         for _ in range(args.substeps):
             v["pos"], v["vel"], v["acc"] = advance(v["pos"], v["vel"], v["mass"], v["acc"], args.dt, blocks)
-        modeled_step(args.model_seconds, m.comm, args.serial_fraction)
+        modeled_step(args.model_seconds, m.comm, args.scaling)
     if m.rank != 0:
         return 0
     v = m.values

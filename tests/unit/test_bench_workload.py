@@ -28,14 +28,18 @@ def test_table1_scales_with_the_cluster_to_sizes_the_factor_reaches():
     assert shapes(1) == {"fs": (1, 1, None), "cg": (1, 1, 1), "jacobi": (1, 1, 1), "nbody": (1, 1, 1)}
 
 
-def test_a_step_on_four_ranks_lasts_about_the_step_length_under_amdahl():
+def test_a_step_on_four_ranks_lasts_about_the_step_length_and_a_4x_shrink_costs_the_papers_ratio():
     from apps.common import step_time
+    from slurm_ext.bench.workload import SCALING
 
-    for job in generate(40, 10.0, seed=3, step_seconds=6, steps=10, serial_fraction=0.15):
+    for job in generate(40, 10.0, seed=3, step_seconds=6, steps=10):
         words = job.args.split()
         work = float(words[words.index("--step-seconds" if job.app == "fs" else "--model-seconds") + 1])
-        assert round(step_time(work, 4, 0.15), 1) in (3.0, 6.0, 9.0)
-    assert step_time(10.0, 1, 0.15) == 10.0 and abs(step_time(10.0, 4, 0.15) - 3.625) < 1e-12
+        assert round(step_time(work, 4, SCALING), 1) in (3.0, 6.0, 9.0)
+    # paper 002, Table 4 (50 jobs): 900.3 s shrunk 32 -> 8 vs 620.26 s; the same ratio for 4 -> 1
+    for big in (32, 4):
+        assert abs(step_time(1.0, big // 4, SCALING) / step_time(1.0, big, SCALING) - 900.3 / 620.26) < 1e-9
+    assert step_time(10.0, 4) == 2.5  # default: perfectly scalable
 
 
 def test_node_seconds_follow_the_resizes_of_the_events(tmp_path: Path):
@@ -52,3 +56,20 @@ def test_node_seconds_follow_the_resizes_of_the_events(tmp_path: Path):
     assert m["utilisation"] == (660 + 100) / 800
     assert m["completion_s"] == 100 and m["mean_wait_s"] == 25 and m["mean_exec_s"] == 75
     assert m["actions"] == {"expand": 0, "shrink": 1, "failed": 0}
+
+
+def test_a_resized_jobs_accounting_records_make_one_job():
+    from slurm_ext.bench.workload import job_rows
+
+    # sacct -X after two resizes of job 177 (each resize starts a record whose Submit is the resize)
+    acct = "\n".join([
+        "177|2026-11-25T06:54:35|2026-11-25T06:54:34|2026-11-25T06:56:18|RESIZING",
+        "176|2026-11-25T06:53:00|2026-11-25T06:53:10|2026-11-25T06:54:00|COMPLETED",
+        "177|2026-11-25T06:56:18|2026-11-25T06:54:34|2026-11-25T06:56:31|RESIZING",
+        "177|2026-11-25T06:56:31|2026-11-25T06:54:34|2026-11-25T06:56:47|COMPLETED",
+        "178|2026-11-25T06:56:40|Unknown|Unknown|PENDING",
+    ])  # fmt: skip
+    rows = job_rows(acct)
+    sub, start, end, state = rows[177]
+    assert state == "COMPLETED" and end - start == 133 and start - sub == -1  # as Slurm stamped them
+    assert set(rows) == {176, 177}
