@@ -1,6 +1,7 @@
 """The code under test is this checkout's, not another worktree's (the editable install may point
 elsewhere): ``python -m pytest`` puts the current directory first, and importlib mode keeps the
-test packages ``tests/unit/ejb`` and ``tests/unit/dmr`` from shadowing ``ejb`` and ``dmr``."""
+test packages ``tests/unit/ejb``, ``tests/unit/dmr``, ``tests/unit/slurm_ext`` and ``tests/unit/apps`` from
+shadowing the packages of the same names."""
 
 from __future__ import annotations
 

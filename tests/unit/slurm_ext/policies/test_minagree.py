@@ -2,7 +2,7 @@
 
 from slurm_ext.decisions import Expand, Shrink, StartJob
 from slurm_ext.policies.minagree import MinAgree
-from tests.unit.policies.helpers import by_type, pending, running, snapshot
+from tests.unit.slurm_ext.policies.helpers import by_type, pending, running, snapshot
 
 
 def test_shrinks_the_largest_malleable_job_to_start_a_waiting_one() -> None:

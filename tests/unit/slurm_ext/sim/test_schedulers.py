@@ -6,7 +6,7 @@ import pytest
 
 from slurm_ext.sim import Workload, rigid_job, simulate
 from slurm_ext.sim.invariants import capacity_violations, head_reservation_violations
-from tests.unit.sim.simworkloads import random_workload
+from tests.unit.slurm_ext.sim.simworkloads import random_workload
 
 
 def starts(result) -> dict[int, float]:

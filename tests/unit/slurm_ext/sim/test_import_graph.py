@@ -13,7 +13,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = "slurm_ext.sim"
-ROOT = Path(__file__).resolve().parents[3] / "slurm_ext"
+ROOT = Path(__file__).resolve().parents[4] / "slurm_ext"
 SIM = ROOT / "sim"
 
 

@@ -5,7 +5,7 @@ from slurm_ext.policies.edf import EDF
 from slurm_ext.policies.ep import EP
 from slurm_ext.policies.esf import ESF
 from slurm_ext.policies.ldf import LDF
-from tests.unit.policies.helpers import by_type, pending, running, snapshot
+from tests.unit.slurm_ext.policies.helpers import by_type, pending, running, snapshot
 
 
 def _three_jobs() -> list:

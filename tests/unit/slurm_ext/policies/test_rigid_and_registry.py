@@ -3,7 +3,7 @@ import pytest
 from slurm_ext.policies import POLICIES, make_policy
 from slurm_ext.policies.backfill import Backfill
 from slurm_ext.policies.rigid import Rigid
-from tests.unit.policies.helpers import pending, running, snapshot
+from tests.unit.slurm_ext.policies.helpers import pending, running, snapshot
 
 
 def test_rigid_returns_nothing_and_leaves_scheduling_to_the_caller() -> None:

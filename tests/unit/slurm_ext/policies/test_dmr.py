@@ -5,8 +5,7 @@ from __future__ import annotations
 from slurm_ext.decisions import Expand, NoAction, RaisePriority, Shrink
 from slurm_ext.model import MalleableSpec
 from slurm_ext.policies.dmr import DMRPolicy
-
-from .conftest import make_snapshot
+from tests.unit.slurm_ext.policies.helpers import make_snapshot
 
 POLICY = DMRPolicy()
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from slurm_ext.cli import PLUGIN_GROUP, add_plugins, command_names
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 runner = CliRunner()
 
 

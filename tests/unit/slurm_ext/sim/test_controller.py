@@ -9,7 +9,7 @@ import numpy as np
 from slurm_ext.model import Job, JobState, Node, NodeState, Snapshot
 from slurm_ext.sim import SimController, Simulator, Workload, baseline_at, easy_view, rigid_job
 from slurm_ext.sim.schedulers import EasyView
-from tests.unit.sim.simworkloads import random_workload
+from tests.unit.slurm_ext.sim.simworkloads import random_workload
 
 
 def small() -> Workload:

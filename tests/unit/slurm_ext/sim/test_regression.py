@@ -14,7 +14,7 @@ import pytest
 
 from slurm_ext.sim.regression import Case, compare, record, run_case
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "sim_regression"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "sim_regression"
 POLICIES = ("easy", "fcfs", "dmr", "dbes", "sd", "minagree")
 POLICIES += ("ep", "esf", "edf", "ldf", "backfill", "sd-dynamic")  # sharing the working copy and profile
 CASES = [Case(w, p) for w in ("kth-small", "esp") for p in POLICIES]

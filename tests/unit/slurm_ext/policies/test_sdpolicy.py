@@ -4,7 +4,7 @@ import pytest
 
 from slurm_ext.decisions import Expand, Shrink, StartJob
 from slurm_ext.policies.sdpolicy import SDPolicy
-from tests.unit.policies.helpers import by_type, pending, running, snapshot
+from tests.unit.slurm_ext.policies.helpers import by_type, pending, running, snapshot
 
 NOW = 1000.0
 

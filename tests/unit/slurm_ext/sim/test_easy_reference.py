@@ -12,7 +12,7 @@ from slurm_ext.sim import Simulator
 from slurm_ext.workloads import load_workload
 from slurm_ext.workloads.synthetic import SyntheticConfig, generate
 
-REFERENCE = Path(__file__).resolve().parents[3] / "benchmarks" / "easy_reference.py"
+REFERENCE = Path(__file__).resolve().parents[4] / "benchmarks" / "easy_reference.py"
 
 
 def _easy_starts():  # type: ignore[no-untyped-def]

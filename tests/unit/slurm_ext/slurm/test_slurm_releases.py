@@ -13,7 +13,7 @@ from slurm_ext.model import JobState, NodeState, Snapshot
 from slurm_ext.slurm.parse import parse_jobs, parse_nodes, parse_test_only
 from slurm_ext.slurm.release import SlurmRelease, parse_version
 
-FIXTURES = Path(__file__).parent.parent / "fixtures" / "slurm"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "slurm"
 RELEASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
 
 

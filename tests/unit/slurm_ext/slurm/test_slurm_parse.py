@@ -17,7 +17,7 @@ from slurm_ext.slurm.parse import (
     parse_test_only,
 )
 
-FIXTURES = Path(__file__).parent.parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 
 
 @pytest.fixture(scope="module")

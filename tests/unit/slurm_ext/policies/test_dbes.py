@@ -2,7 +2,7 @@
 
 from slurm_ext.decisions import Expand, Shrink, StartJob
 from slurm_ext.policies.dbes import DBES
-from tests.unit.policies.helpers import by_type, pending, running, snapshot
+from tests.unit.slurm_ext.policies.helpers import by_type, pending, running, snapshot
 
 
 def test_expands_the_malleable_job_a_startlater_job_depends_on() -> None:
