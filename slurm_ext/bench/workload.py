@@ -49,9 +49,14 @@ class JobSpec:
     arrival: float  # seconds after the first submission
     app: str
     args: str
-    size: int  # nodes it is submitted with (its maximum; it runs at this size when rigid)
+    size: int  # nodes it is submitted with (and runs at, when rigid)
     min_size: int = 1
     preferred: int | None = None
+    max_size: int | None = None  # None: its submitted size
+
+
+APPS_ALL = ("fs", "cg", "jacobi", "nbody")
+SUBMIT_AT = ("max", "min")  # paper 002 submits at the maximum; paper 000 (DBES) at the minimum
 
 
 # Paper 002, Table 1 (one process per node): min, max, preferred.
@@ -84,23 +89,30 @@ def generate(
     steps: int,
     nodes: int = 8,
     scaling: float = SCALING,
+    apps: tuple[str, ...] = APPS_ALL,
+    submit_at: str = "max",
 ) -> list[JobSpec]:
-    """The workload: apps in a seeded random mix, exponential gaps of mean ``mean_gap`` s; each job
-    at its maximum size, a step lasting about ``step_seconds`` (x0.5, x1, x1.5) on 4 ranks."""
+    """The workload: ``apps`` in a seeded random mix, exponential gaps of mean ``mean_gap`` s; each
+    job submitted at its maximum (or minimum) size, a step lasting about ``step_seconds`` (x0.5, x1,
+    x1.5) on 4 ranks."""
+    unknown = set(apps) - set(APPS_ALL)
+    if not apps or unknown or submit_at not in SUBMIT_AT:
+        raise ValueError(f"apps must be among {', '.join(APPS_ALL)} and submit_at one of {SUBMIT_AT}")
     rng = random.Random(seed)
     small = {"fs": "--state-mb 8", "cg": "--n 32 --iters 25", "jacobi": "--n 64 --sweeps 5",
              "nbody": "--bodies 64 --substeps 2"}  # fmt: skip
     table = shapes(nodes)
     out, t = [], 0.0
     for i in range(jobs):
-        app = rng.choice(sorted(small))
+        app = rng.choice(sorted(apps))
         lo, hi, pref = table[app]
         # the step's work on one rank, so that a step on 4 ranks takes step_seconds x (0.5, 1, 1.5)
         work = step_seconds * rng.choice((0.5, 1.0, 1.5)) * 4**scaling
         model = "--step-seconds" if app == "fs" else "--model-seconds"
         args = (f"--steps {steps} {model} {work:.2f} --scaling {scaling:.3f} {small[app]} "
                 f"--min {lo} --max {hi}" + ("" if pref is None else f" --preferred {pref}"))  # fmt: skip
-        out.append(JobSpec(f"w{i:02d}-{app}", round(t, 2), app, args, hi, lo, pref))
+        size = hi if submit_at == "max" else lo
+        out.append(JobSpec(f"w{i:02d}-{app}", round(t, 2), app, args, size, lo, pref, hi))
         t += rng.expovariate(1.0 / mean_gap)
     return out
 
@@ -153,7 +165,8 @@ def run_mode(mode: str, policy: str, specs: list[JobSpec], workdir: Path, nodes:
                     "-o", str(out_dir / f"{spec.name}-%j.out")]  # fmt: skip
             if mode == "malleable":
                 pref = "" if spec.preferred is None else f",preferred={spec.preferred}"
-                argv += ["--comment", f"dmr:min={spec.min_size},max={spec.size},factor=2{pref}"]
+                top = spec.max_size or spec.size
+                argv += ["--comment", f"dmr:min={spec.min_size},max={top},factor=2{pref}"]
             ids[int(_sh([*argv, str(script)], env).split(";")[0])] = spec
         deadline = time.monotonic() + 3600
         while time.monotonic() < deadline:
@@ -251,6 +264,12 @@ def workload_cmd(
         float, typer.Option(help="Step time on N nodes ~ 1/N^A (0 < A <= 1) [default: 0.27, the paper's]")
     ] = SCALING,
     policy: Annotated[list[str], typer.Option(help="Policies of the malleable runs (repeat)")] = ["dmr"],  # noqa: B006
+    apps: Annotated[
+        str, typer.Option(help="Apps of the mix, comma-separated (the paper's §7.5 mix: cg,jacobi,nbody)")
+    ] = ",".join(APPS_ALL),
+    submit_at: Annotated[
+        str, typer.Option(help="Jobs are submitted at their 'max' size (paper 002) or 'min' (paper 000)")
+    ] = "max",
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object")] = False,
     workdir: Annotated[
         Path | None, typer.Option(help="Scripts, outputs and events [default: new /tmp dir]")
@@ -266,8 +285,13 @@ def workload_cmd(
                    "--scaling in (0, 1]", err=True)  # fmt: skip
         raise typer.Exit(2)
     nodes = load_config().cluster.nodes
+    try:
+        mix = tuple(a.strip() for a in apps.split(",") if a.strip())
+        specs = generate(jobs, mean_gap, seed, step_seconds, steps, nodes, scaling, mix, submit_at)
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
     where = workdir or Path(tempfile.mkdtemp(prefix="workload-", dir="/tmp"))
-    specs = generate(jobs, mean_gap, seed, step_seconds, steps, nodes, scaling)
     runs = [run_mode("rigid", "none", specs, where, nodes)]
     for name in policy:
         runs.append(run_mode("malleable", name, specs, where / name, nodes))
@@ -275,7 +299,7 @@ def workload_cmd(
     for r in runs[1:]:
         r["gain"] = {k: r[f"{k}_s"] / rigid[f"{k}_s"] - 1 for k in ("completion", "mean_wait", "mean_exec")}
     summary = {"workload": [asdict(s) for s in specs], "runs": runs, "paper_gain": PAPER, "seed": seed,
-               "scaling": scaling, "load": os.getloadavg()[0],
+               "scaling": scaling, "apps": apps, "submit_at": submit_at, "load": os.getloadavg()[0],
                "workdir": str(where)}  # fmt: skip
     if as_json:
         typer.echo(json.dumps(summary))

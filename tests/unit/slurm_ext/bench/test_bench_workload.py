@@ -73,3 +73,14 @@ def test_a_resized_jobs_accounting_records_make_one_job():
     sub, start, end, state = rows[177]
     assert state == "COMPLETED" and end - start == 133 and start - sub == -1  # as Slurm stamped them
     assert set(rows) == {176, 177}
+
+
+def test_the_papers_mix_and_submission_at_the_minimum():
+    import pytest
+
+    mix = generate(30, 1.0, seed=2, step_seconds=6, steps=10, apps=("cg", "jacobi", "nbody"))
+    assert {j.app for j in mix} == {"cg", "jacobi", "nbody"}
+    low = generate(30, 1.0, seed=2, step_seconds=6, steps=10, submit_at="min")
+    assert all(j.size == j.min_size and j.max_size == shapes(8)[j.app][1] for j in low)
+    with pytest.raises(ValueError):
+        generate(3, 1.0, seed=2, step_seconds=6, steps=10, apps=("lulesh",))
