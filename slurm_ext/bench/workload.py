@@ -9,8 +9,10 @@ and the node-seconds they change come from the service's events (``events.jsonl`
 second bookkeeping.
 
 The shape is the paper's (§7.5, Table 1): every job is submitted at its maximum size ("the
-user-preferred scenario of a fast execution"), with the paper's minimum, maximum and preferred
-sizes scaled from its 32-node jobs to this cluster; FS has no preferred size (wide optimization).
+user-preferred scenario of a fast execution"; ``--submit-at min`` for paper 000's shape), with the
+paper's minimum, maximum and preferred sizes scaled from its 64-node cluster to this one; FS has no
+preferred size (wide optimization). The paper's throughput runs used CG, Jacobi and N-body only
+(``--apps cg,jacobi,nbody``); the default mix adds FS.
 
 The local cluster's nodes share one host's two cores, so real compute does not speed up with
 nodes: every app sleeps a modelled part of each step (FS ``--step-seconds``, the others
