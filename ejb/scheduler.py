@@ -195,6 +195,8 @@ class EJBScheduler:
         if found is None:
             return []
         ej, sj = found
+        if sj.stop is not None:  # cancelled while pending; the cancellation and the start crossed
+            return [CancelSubjob(ej.eid, sj.key, sj.job_id, now, "cancelled before it started")]
         sj.start = now
         if ej.state is ElasticState.DONE:
             return self._cancel(ej, sj, now, "application already complete")

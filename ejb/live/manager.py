@@ -246,7 +246,8 @@ class Manager:
                 return
             sub = app.subjobs[k]
             sub.members = False
-            app.exit_code = app.exit_code or code  # the first failure counts
+            if not sub.cancelled:  # ranks killed with a cancelled subjob did not fail the job
+                app.exit_code = app.exit_code or code  # the first failure counts
             now = time.time()
             if sub.leaving or app.phase != "running":
                 app.log(now, f"subjob {k} (job {sub.job_id}): its ranks left; the job ends")
@@ -322,10 +323,15 @@ class Manager:
     def _follow(self, app: AppRecord, snap: Snapshot, now: float) -> bool:
         """Subjob starts and ends seen in the queue become EJB-sched's events."""
         changed = False
-        for sub in list(app.subjobs.values()):
+        # J0 last: a subjob and J0 seen starting in one pass are, for EJB-sched, the subjob first
+        # (J0's choice then counts the subjob's ranks)
+        for sub in sorted(app.subjobs.values(), key=lambda s: s.key == J0_KEY):
             if sub.job_id is None or sub.state == "gone":
                 continue
             job = snap.job(sub.job_id)
+            if sub.cancelled and sub.state == "pending" and job is not None and job.state is JobState.RUNNING:
+                self.backend.cancel_quietly(sub.job_id)  # started while its cancellation was on its way
+                continue
             if sub.state == "pending" and job is not None and job.state is JobState.RUNNING:
                 sub.state, sub.hosts = "running", list(job.nodes)
                 app.log(now, f"subjob {sub.key} (job {sub.job_id}) started on {sub.hosts}")
@@ -392,6 +398,7 @@ class Manager:
         self._execute(app, actions, now)
         if ej.restarts > restarts:  # restart on J0: the old ranks were cancelled with their subjobs
             app.restarts += 1
+            app.exit_code = None  # the discarded run's ranks were killed; only the new run's count
             app.migration, app.queued = None, []
             self._drop_agent(app.eid)
             app.agent_port, app.agent_key = 0, ""
@@ -500,6 +507,7 @@ class Manager:
             sub.leaving = True  # its ranks move first; the job ends when they are gone
             app.log(now, f"subjob {act.key} (job {sub.job_id}) to be left: {act.reason}")
             return True
+        sub.cancelled = True
         self._order(app, act.key, {"do": "exit"})
         self.backend.cancel_quietly(sub.job_id)
         app.log(now, f"cancelled subjob {act.key} (job {sub.job_id}): {act.reason}")

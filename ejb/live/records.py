@@ -30,6 +30,7 @@ class SubjobRecord:
     hosts: list[str] = field(default_factory=list)
     members: bool = False  # groups of the application run here
     leaving: bool = False  # its ranks move away; the job ends once they have
+    cancelled: bool = False  # EJB cancelled it: a late start or its ranks' exit codes do not count
     ended_at: float | None = None
 
 

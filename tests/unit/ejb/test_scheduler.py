@@ -83,3 +83,17 @@ def test_unknown_jobs_are_ignored():
     with pytest.raises(ValueError):
         ejb.arrive(1, Target(8, 10.0), 0.0)
         ejb.arrive(1, Target(8, 10.0), 0.0)
+
+
+def test_a_withdrawn_subjob_that_starts_anyway_is_cancelled_again_and_changes_nothing():
+    # live Slurm may start a subjob while its cancellation is on its way: not a launch
+    ejb = EJBScheduler(EJBParams(migration=20.0))
+    (sub,) = ejb.arrive(7, Target(8, 100.0), now=1.0)
+    ejb.bound(7, sub.key, 1001, 1.0)
+    (j1,) = ejb.slots_available(7, slots_from_snapshot(snap(1.0, 8, [(1, 8, 1000.0)], [(1001, 8)])))
+    ejb.bound(7, j1.key, 1002, 1.0)
+    later = slots_from_snapshot(snap(5.0, 10, [(1, 8, 1000.0), (9, 2, 50.0)], [(1001, 8), (1002, 2)]))
+    assert [a.job_id for a in ejb.slots_available(7, later) if isinstance(a, CancelSubjob)] == [1002]
+    (again,) = ejb.started(1002, 6.0)
+    assert isinstance(again, CancelSubjob) and again.job_id == 1002
+    assert ejb.jobs[7].state is ElasticState.WAIT and ejb.jobs[7].subjobs[j1.key].start is None
