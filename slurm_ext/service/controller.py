@@ -35,7 +35,7 @@ from slurm_ext.policies.base import Policy
 from slurm_ext.service import journal as jr
 from slurm_ext.service.auth import Peer, may_act
 from slurm_ext.service.events import EventLog
-from slurm_ext.service.groups import GroupRef, node_count, plan_shrink, release_by_job
+from slurm_ext.service.groups import GroupRef, node_count, plan_shrink, ranks_of, release_by_job
 from slurm_ext.service.inflight import InFlight, Reconf
 from slurm_ext.service.journal import Journal, reconf_from
 from slurm_ext.service.watcher import SnapshotCache
@@ -325,6 +325,7 @@ class Controller:
             for_job=mine.for_job, boosts=boosts, reason=mine.reason, owner=job.user,
         )  # fmt: skip
         reconf.release = release_by_job(groups, removed, job_nodes)
+        reconf.leaving_ranks = ranks_of(groups, removed)
         return reconf
 
     def _poor_scaling(self, job_id: int) -> str | None:
@@ -578,6 +579,8 @@ class Controller:
         if r is not None and (refused := self._refuse_reconf(r, peer)) is not None:
             return refused
         ok = self.inflight.ack(req.job_id, req.token, req.rank)
+        if not ok and r is not None and r.kind == "shrink":
+            return p.Done(ok=False, reason=f"rank {req.rank} does not leave in this shrink")
         return p.Done(ok=ok, reason="" if ok else "no shrink of this job in flight")
 
     def shrink_ready(self, req: p.ShrinkReady, peer: Peer | None = None) -> p.Done | p.Error:
@@ -588,19 +591,21 @@ class Controller:
         if r is None or r.kind != "shrink":
             return p.Done(ok=False, reason="no shrink of this job in flight")
         t0 = time.perf_counter()
-        got = self.inflight.wait_acks(r.job_id, r.token, req.acks, self.options.ack_timeout)
+        # the service counts the leaving ranks itself: a client saying "0 acks" cannot skip them
+        need = max(req.acks, len(r.leaving_ranks))
+        got = self.inflight.wait_acks(r.job_id, r.token, need, self.options.ack_timeout)
         leaving = [n for n in r.old_nodes if n not in r.nodes]
-        if got < req.acks and self._ranks_gone(r, leaving):
+        if got < need and self._ranks_gone(r, leaving):
             log.warning(
-                "job %s: %d of %d acks, but no rank runs on %s any more", r.job_id, got, req.acks, leaving
+                "job %s: %d of %d acks, but no rank runs on %s any more", r.job_id, got, need, leaving
             )
-            got = req.acks  # the acks were lost (e.g. sent to a service that restarted); the ranks are gone
-        if got < req.acks:
+            got = need  # the acks were lost (e.g. sent to a service that restarted); the ranks are gone
+        if got < need:
             self.inflight.end(r.job_id, r.token)
             log.warning(
-                "job %s: %d of %d acks; NOT shrinking (tasks would be killed)", r.job_id, got, req.acks
+                "job %s: %d of %d acks; NOT shrinking (tasks would be killed)", r.job_id, got, need
             )
-            return p.Done(ok=False, reason=f"only {got} of {req.acks} acks in {self.options.ack_timeout} s")
+            return p.Done(ok=False, reason=f"only {got} of {need} acks in {self.options.ack_timeout} s")
         released = [n for n in r.old_nodes if n not in r.nodes]
         t_acks = time.perf_counter()
         for job_id, (keep, _ends) in (r.release or {r.job_id: (r.nodes, False)}).items():

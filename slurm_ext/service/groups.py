@@ -27,14 +27,26 @@ class GroupRef:
     tag: str
     job_id: int
     nodes: tuple[str, ...]
+    size: int = 1  # ranks
 
     @classmethod
     def from_check(cls, raw: GroupInfo) -> GroupRef:
-        return cls(raw.tag, raw.job_id, tuple(raw.nodes))
+        return cls(raw.tag, raw.job_id, tuple(raw.nodes), raw.size)
 
 
 def node_count(groups: Sequence[GroupRef]) -> int:
     return len({n for g in groups for n in g.nodes})
+
+
+def ranks_of(groups: Sequence[GroupRef], chosen: Sequence[GroupRef]) -> list[int]:
+    """The ranks of the ``chosen`` groups: groups come in rank order, each a run of ``size`` ranks
+    (as ``dmr.world.World.ranks_of`` numbers them)."""
+    out, base = [], 0
+    for g in groups:
+        if g in chosen:
+            out.extend(range(base, base + g.size))
+        base += g.size
+    return out
 
 
 def removal_order(groups: Sequence[GroupRef], app_job: int, batch_hosts: dict[int, str]) -> list[GroupRef]:

@@ -30,6 +30,7 @@ class Reconf:
     helper_job: int | None = None  # expand by expander: the job hosting the new ranks
     own_nodes: list[str] = field(default_factory=list)  # the application job's own nodes before
     release: dict[int, tuple[list[str], bool]] = field(default_factory=dict)  # shrink: job -> (keep, ends)
+    leaving_ranks: list[int] = field(default_factory=list)  # shrink: only these ranks' acks count
     owner: str | None = None  # the job's user: only they (or the service's admins) may commit/ack
     recovered: bool = False  # carried over from the journal of a service that stopped mid-resize
 
@@ -72,6 +73,8 @@ class InFlight:
             r = self._by_job.get(job_id)
             if r is None or r.token != token or r.kind != "shrink":
                 return False
+            if r.leaving_ranks and rank not in r.leaving_ranks:
+                return False  # not a rank that leaves: it cannot vouch that its node is empty
             r.acks.add(rank)
             self.changed.notify_all()
             return True

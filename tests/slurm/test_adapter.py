@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Sequence
+
 import pytest
 
-from slurm_ext.backend import RESIZER_PREFIX, JobRequest
-from slurm_ext.errors import InvalidRequest, JobNotFound, ResizeTimeout
+from slurm_ext.backend import EXPANDER_PREFIX, RESIZER_PREFIX, JobRequest, expander_name
+from slurm_ext.errors import InvalidRequest, JobNotFound, ResizeTimeout, SlurmError
 from slurm_ext.model import NodeState
 from slurm_ext.slurm import SlurmCluster
+from slurm_ext.slurm.commands import SlurmCommands
 
 pytestmark = pytest.mark.slurm
 
@@ -150,3 +154,56 @@ def test_steps_on_lists_application_steps_by_node(slurm: SlurmCluster, jobs) -> 
 def test_impossible_test_only_is_a_clear_error(slurm: SlurmCluster) -> None:
     with pytest.raises(InvalidRequest):
         slurm.would_start_now(slurm.snapshot().total_nodes + 5)
+
+
+class HandOverLost(SlurmCommands):
+    """Real Slurm, but the resizer's ``NumNodes=0`` never happens: ``NumNodes=ALL`` then answers
+    rc 0 without adding anything (what Slurm does after a failed hand-over)."""
+
+    def run(
+        self, args: Sequence[str], timeout: float | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        if list(args[:2]) == ["scontrol", "update"] and args[-1] == "NumNodes=0":
+            return subprocess.CompletedProcess(list(args), 0, "", "")
+        return super().run(args, timeout, check)
+
+
+def test_a_merge_that_adds_no_node_is_a_failure(slurm: SlurmCluster, jobs) -> None:
+    job_id = jobs.submit(1)
+    jobs.wait_running(job_id)
+    lossy = SlurmCluster()
+    lossy.cmd = HandOverLost()
+    lossy.cmd.env = slurm.cmd.env
+    with pytest.raises(SlurmError, match="left it on 1 node"):
+        lossy.expand(job_id, 2, timeout=10)
+    snap = slurm.snapshot()
+    assert snap.job(job_id).node_count == 1  # type: ignore[union-attr]
+    assert not [j for j in snap.jobs if j.name.startswith(RESIZER_PREFIX)], "the resizer is cancelled"
+    jobs.wait(lambda: slurm.snapshot().free == snap.total_nodes - 1, 15, "the resizer's node back")
+
+
+def test_an_expander_job_is_shaped_after_its_application(slurm: SlurmCluster, jobs, tmp_path) -> None:
+    app_id = jobs.submit(1, time_limit=600)
+    jobs.wait_running(app_id)
+    app = slurm.job(app_id)
+    exp = slurm.submit_expander(app, 2, "sleep 600", time_limit=299)
+    jobs.ids.append(exp)
+    shown = slurm.cmd.run(["scontrol", "show", "job", "-o", str(exp)]).stdout
+    assert f"JobName={expander_name(app_id)}" in shown and f"Partition={app.partition}" in shown
+    assert "NumNodes=2" in shown and "OverSubscribe=NO" in shown  # whole nodes
+    assert "TimeLimit=00:04:00" in shown  # never beyond what the application has left (rounded down)
+    assert f"UserId={app.user}(" in shown
+
+
+def test_expander_jobs_of_a_gone_application_are_swept(slurm: SlurmCluster, jobs) -> None:
+    live, gone = jobs.submit(1), jobs.submit(1)
+    jobs.wait_running(live)
+    jobs.wait_running(gone)
+    keep = slurm.submit_expander(slurm.job(live), 1, "sleep 600", time_limit=300)
+    orphan = slurm.submit_expander(slurm.job(gone), 1, "sleep 600", time_limit=300)
+    jobs.ids += [keep, orphan]
+    slurm.cancel(gone)
+    jobs.wait(lambda: slurm.snapshot().job(gone) is None, 15, "the application to end")
+    assert slurm.cancel_orphan_expanders() == [orphan]
+    jobs.wait(lambda: slurm.snapshot().job(orphan) is None, 15, "the orphan expander to be cancelled")
+    assert slurm.job(keep).name == f"{EXPANDER_PREFIX}{live}"  # its application runs: kept

@@ -144,6 +144,22 @@ def test_shrink_without_all_acks_never_shrinks():
     assert cluster.job(waiting).state.value == "PENDING"
 
 
+def test_only_the_leaving_ranks_acks_count_whatever_the_client_says():
+    # the service counts the leaving ranks itself: "acks=0" or acks from staying ranks (0, 1)
+    # or from ranks that do not exist cannot release nodes whose tasks still run
+    cluster, ctl = make_sim(ack_timeout=0.3)
+    cluster.submit(JobRequest(4))
+    cluster.submit(JobRequest(2))
+    d = ctl.check(check(1, 4, ["n3", "n1", "n4", "n2"]))
+    assert d.action == "shrink" and d.nodes == ["n3", "n1"]
+    for rank in (0, 1, 7, -1):
+        done = ctl.ack(p.Ack(job_id=1, token=d.token, rank=rank))
+        assert not done.ok and "does not leave" in done.reason
+    done = ctl.shrink_ready(p.ShrinkReady(job_id=1, token=d.token, acks=0))
+    assert not done.ok and "0 of 2 acks" in done.reason
+    assert nodes_of(cluster, 1) == ("n1", "n2", "n3", "n4")
+
+
 def test_a_shrink_with_every_ack_hands_the_nodes_to_the_waiting_job():
     cluster, ctl = make_sim()
     cluster.submit(JobRequest(4))
