@@ -219,7 +219,8 @@ def test_when_j0_starts_early_and_a_migration_costs_more_than_the_progress_the_j
         def launched() -> bool:
             app = request(manager.address, {"op": "status", "eid": job})["apps"]
             # a subjob, whichever (a slot sbatch --test-only refused makes the next one key 2)
-            return bool(app) and any(re.match(r"launch on subjob [1-9]", what) for _, what in app[0]["events"])
+            events = app[0]["events"] if app else []
+            return any(re.match(r"launch on subjob [1-9]", what) for _, what in events)
 
         scenario.wait_for(launched, 120, 0.5)
         sh("scancel", "-n", "rigid-background", conf=conf)
