@@ -602,9 +602,7 @@ class Controller:
             got = need  # the acks were lost (e.g. sent to a service that restarted); the ranks are gone
         if got < need:
             self.inflight.end(r.job_id, r.token)
-            log.warning(
-                "job %s: %d of %d acks; NOT shrinking (tasks would be killed)", r.job_id, got, need
-            )
+            log.warning("job %s: %d of %d acks; NOT shrinking (tasks would be killed)", r.job_id, got, need)
             return p.Done(ok=False, reason=f"only {got} of {need} acks in {self.options.ack_timeout} s")
         released = [n for n in r.old_nodes if n not in r.nodes]
         t_acks = time.perf_counter()
