@@ -49,9 +49,9 @@ from ejb.params import EJBParams
 from ejb.scheduler import J0_KEY, EJBScheduler
 from ejb.slots import Slots
 from slurm_ext import protocol as p
+from slurm_ext.faults import crash_point
 from slurm_ext.model import JobState, Snapshot
 from slurm_ext.service.auth import Peer, may_act
-from slurm_ext.service.journal import crash_point
 from slurm_ext.service.watcher import SnapshotCache
 from slurm_ext.slurm.adapter import SlurmCluster
 

@@ -4,8 +4,8 @@ One small JSON file per job with a resize in flight (written whole, then renamed
 crash leaves the old or the new record, never half of one). A service that starts again reads the
 records its predecessor left and repairs what they describe (see ``Controller.repair``).
 
-``crash_point(step)`` ends the process at a named step when ``ELASTIC_CRASH_AT`` names it: the
-fault-injection hook of the crash tests, inert otherwise.
+``crash_point(step)`` (:mod:`slurm_ext.faults`) ends the process at a named step when
+``ELASTIC_CRASH_AT`` names it: the fault-injection hook of the crash tests, inert otherwise.
 """
 
 from __future__ import annotations
@@ -17,10 +17,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from slurm_ext.faults import CRASH_ENV, CRASH_EXIT, crash_point
 from slurm_ext.service.inflight import Reconf
-
-CRASH_ENV = "ELASTIC_CRASH_AT"
-CRASH_EXIT = 86
 
 # the steps, in the order a resize goes through them
 EXPAND_DECIDED = "expand:decided"  # nodes not yet asked for
@@ -33,11 +31,7 @@ STEPS = (EXPAND_DECIDED, EXPAND_MERGED, EXPANDER_SUBMITTED, EXPAND_ANSWERED, SHR
 # crash points that are not journal steps: a request of the application has just arrived
 COMMIT_RECEIVED = "expand:commit-received"
 READY_RECEIVED = "shrink:ready-received"
-
-
-def crash_point(step: str) -> None:
-    if os.environ.get(CRASH_ENV) == step:
-        os._exit(CRASH_EXIT)
+__all__ = ["CRASH_ENV", "CRASH_EXIT", "crash_point"]
 
 
 class Journal:

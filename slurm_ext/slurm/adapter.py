@@ -25,6 +25,7 @@ from slurm_ext.backend import (
     served_job,
 )
 from slurm_ext.errors import InvalidRequest, JobNotFound, ResizeTimeout, SlurmError, SlurmUnavailable
+from slurm_ext.faults import crash_point
 from slurm_ext.model import Job, Snapshot
 from slurm_ext.slurm.commands import SlurmCommands, classify
 from slurm_ext.slurm.parse import (
@@ -39,6 +40,11 @@ from slurm_ext.slurm.release import SlurmRelease, detect_release
 
 # Slurm refuses priorities >= 0xFFFFFFFE ("Priority must be < 4294967294").
 TOP_PRIORITY = 4294967293
+
+
+# crash points between the merge's Slurm commands (the crash tests end the service there)
+MERGE_HANDED_OVER = "merge:handed-over"  # the resizer gave its nodes up (NumNodes=0), not cancelled yet
+MERGE_RESIZER_GONE = "merge:resizer-cancelled"  # cancelled; the job has not taken them (NumNodes=ALL)
 
 
 class SlurmCluster:
@@ -243,8 +249,10 @@ class SlurmCluster:
             raise SlurmError(f"resizer for job {job_id} failed: {msg}", stderr=msg)
         try:
             self.cmd.run(["scontrol", "update", f"JobId={resizer}", "NumNodes=0"])
+            crash_point(MERGE_HANDED_OVER)  # tests: a service dying between Slurm's steps
         finally:
             self._cancel_quietly(resizer)
+        crash_point(MERGE_RESIZER_GONE)
         self.cmd.run(["scontrol", "update", f"JobId={job_id}", "NumNodes=ALL"])
         # Slurm may answer rc 0 without adding anything (e.g. after a failed hand-over): check.
         got = self.job_state(job_id)[1]

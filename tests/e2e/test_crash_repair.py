@@ -17,18 +17,23 @@ import pytest
 
 from slurm_ext.backend import EXPANDER_PREFIX, RESIZER_PREFIX, served_job
 from slurm_ext.service import journal as jr
+from slurm_ext.slurm.adapter import MERGE_HANDED_OVER, MERGE_RESIZER_GONE
 from slurm_ext.slurm.parse import expand_nodes
 
-from .conftest import free_port, serve_process, sh
+from .conftest import free_port, idle_nodes, serve_process, sh
 
 pytestmark = pytest.mark.slurm
 
 # (strategy, where the service dies, FS's plan, whether the application heard the answer: then its
 # resize of that kind happened by step 2; else not then: its client waits 30 s before asking again)
 CASES = [
+    ("merge", jr.EXPAND_DECIDED, "1:4", False),
+    ("merge", MERGE_HANDED_OVER, "1:4", False),  # inside the merge: the resizer gave its nodes up
+    ("merge", MERGE_RESIZER_GONE, "1:4", False),  # ... and is cancelled; the job has not taken them
     ("merge", jr.EXPAND_MERGED, "1:4", False),
     ("merge", jr.EXPAND_ANSWERED, "1:4", False),  # dies just before the answer goes out
     ("merge", jr.COMMIT_RECEIVED, "1:4", True),
+    ("expander", jr.EXPAND_DECIDED, "1:4", False),
     ("expander", jr.EXPANDER_SUBMITTED, "1:4", False),
     ("expander", jr.EXPAND_ANSWERED, "1:4", False),
     ("expander", jr.COMMIT_RECEIVED, "1:4", True),
@@ -98,3 +103,5 @@ def test_restart_after_a_crash_repairs_the_job(slurm, tmp_path, strategy, step, 
         if RESIZER_PREFIX in ln or EXPANDER_PREFIX in ln
     ]
     assert left == [], left
+    total = sum(int(n) for n in sh("sinfo", "-h", "-o", "%D").split())
+    slurm.wait(lambda: idle_nodes() == total, timeout=15)  # no node lost: every one back in Slurm's hands
