@@ -96,3 +96,37 @@ def test_mpi_two_containers_two_ranks_each(docker_cluster: DockerCluster, jobs: 
     assert {r[1] for r in rows} == {"4"} and {r[3] for r in rows} == {"10"}  # 1+2+3+4
     hosts = [r[2] for r in rows]
     assert len(set(hosts)) == 2 and all(hosts.count(h) == 2 for h in hosts), hosts
+
+
+def test_shrink_by_node_list_time_limit_and_priority(slurm: SlurmCluster, jobs: Jobs) -> None:
+    # the updates every resize makes, on this release's scontrol and JSON
+    job_id = jobs.submit(3)
+    jobs.wait_running(job_id)
+    nodes = slurm.job(job_id).nodes
+    slurm.shrink(job_id, 2, keep=[nodes[0], nodes[2]])
+    assert slurm.job(job_id).nodes == (nodes[0], nodes[2])
+    slurm.set_time_limit(job_id, 1250)  # rounded up to whole minutes
+    assert slurm.job(job_id).time_limit == 21 * 60
+    filler = jobs.submit(slurm.snapshot().free)
+    jobs.wait_running(filler)
+    first, second = jobs.submit(2), jobs.submit(2)
+    wait(lambda: [j.job_id for j in slurm.snapshot().pending] == [first, second], 20, "FIFO queue")
+    slurm.raise_priority(second)
+    assert [j.job_id for j in slurm.snapshot().pending] == [second, first]
+
+
+def test_expander_job_shape_and_the_orphan_sweep(slurm: SlurmCluster, jobs: Jobs) -> None:
+    live, gone = jobs.submit(1), jobs.submit(1)
+    jobs.wait_running(live)
+    jobs.wait_running(gone)
+    keep = slurm.submit_expander(slurm.job(live), 1, "sleep 600", time_limit=299)
+    orphan = slurm.submit_expander(slurm.job(gone), 1, "sleep 600", time_limit=299)
+    jobs.ids += [keep, orphan]
+    jobs.wait_running(keep)
+    job = slurm.job(keep)
+    assert job.name == f"expander-for-{live}" and job.partition == "debug" and job.time_limit == 240
+    slurm.cancel(gone)
+    jobs.wait_gone(gone, 30)
+    assert slurm.cancel_orphan_expanders() == [orphan]
+    jobs.wait_gone(orphan, 30)
+    assert slurm.job(keep).is_running  # its application runs: kept
