@@ -62,6 +62,7 @@ STALE_AFTER = 15.0  # a subjob still pending this long after its submission lost
 ACK_TIMEOUT = 30.0
 EXPAND_TRIES = 3
 END_GRACE = 30.0  # seconds a subjob told to exit may take before it is cancelled
+PLAN_WAIT = 60.0  # longest wait for a backfill pass to plan a new J0 (a site's bf_interval is 30 s)
 
 
 @dataclass(frozen=True)
@@ -407,7 +408,9 @@ class Manager:
 
     def _offer_slots(self, slots: Slots, now: float) -> bool:
         wanting = [
-            e for e, a in self.apps.items() if a.phase in ("waiting", "running") and self.ejb.wants_slots(e)
+            e
+            for e, a in self.apps.items()
+            if a.phase in ("waiting", "running") and self.ejb.wants_slots(e) and self._j0_planned(a, now)
         ]
         if not wanting or slots.empty:
             return False
@@ -421,6 +424,16 @@ class Manager:
                 if any(isinstance(a, SubmitSubjob) for a in actions):
                     return True  # the next pass sees fresh slots
         return False
+
+    def _j0_planned(self, app: AppRecord, now: float) -> bool:
+        """Whether the slots may be trusted for ``app``: they come from Slurm's backfill plan, and
+        until a pass has planned its pending J0 on nodes, an idle node that looks free for a subjob
+        may be one J0 will start on (a subjob there would then never start: it delays J0)."""
+        j0 = app.subjobs.get(J0_KEY)
+        if j0 is None or j0.job_id is None or j0.state != "pending":
+            return True
+        _start, nodes = self.probe.plan.get(j0.job_id, (None, ()))
+        return bool(nodes) or now - app.submitted > PLAN_WAIT
 
     # -- EJB-sched's actions ---------------------------------------------------------------------
     def _execute(self, app: AppRecord, actions: list[Action], now: float) -> None:
@@ -535,6 +548,11 @@ class Manager:
         return cancelled
 
     # -- the applications' checks (DMR protocol) -------------------------------------------------
+    def check_now(self, req: p.Check, peer: Peer | None = None) -> None:
+        """The server's quick path for checks (see ``Controller.check_now``): none here, every
+        check takes the full path (it only holds the manager's lock for a moment)."""
+        return None
+
     def check(self, req: p.Check, peer: Peer | None = None) -> p.Decision | p.Error:
         self.counters["check"] += 1
         with self.lock:
