@@ -23,10 +23,13 @@ APPS = {
 def test_app_grows_and_shrinks_and_checks_its_result(slurm, make_service, app, strategy):
     server = make_service(strategy)
     host, port = server.address
-    # launched on 2 nodes, one rank each: 4 ranks from step 1, 1 rank from step 3
-    script = (f"{sys.executable} -m dmr --ppn 1 -- {sys.executable} -m apps.{app} {APPS[app]} "
-              f"--max 4 --plan 1:4,3:1\necho dmr-run-exit $?")  # fmt: skip
-    job = slurm.sbatch(2, script, app, {"DMR_SERVICE": f"{host}:{port}"}, args=("--ntasks-per-node=1",))
+    # launched on 2 nodes: 4 nodes from step 1, 1 node from step 3; merge with one rank per node,
+    # expander jobs with two (sizes in ranks: 2 -> 4 -> 1, or 4 -> 8 -> 2)
+    ppn = 1 if strategy == "merge" else 2
+    script = (f"{sys.executable} -m dmr --ppn {ppn} -- {sys.executable} -m apps.{app} {APPS[app]} "
+              f"--max {4 * ppn} --plan 1:{4 * ppn},3:{ppn}\necho dmr-run-exit $?")  # fmt: skip
+    env = {"DMR_SERVICE": f"{host}:{port}"}
+    job = slurm.sbatch(2, script, app, env, args=(f"--ntasks-per-node={ppn}",))
     slurm.wait_gone(job, timeout=240)
     out = slurm.output(app, job)
     line = next((ln for ln in out.splitlines() if "_RESULT " in ln), None)
@@ -34,5 +37,5 @@ def test_app_grows_and_shrinks_and_checks_its_result(slurm, make_service, app, s
     res = json.loads(line.split("_RESULT ", 1)[1])
     assert res["ok"], res
     kinds = [(r[1], r[2], r[3]) for r in res["resizes"]]
-    assert ("expand", 2, 4) in kinds and ("shrink", 4, 1) in kinds, kinds
+    assert ("expand", 2 * ppn, 4 * ppn) in kinds and ("shrink", 4 * ppn, ppn) in kinds, kinds
     assert "dmr-run-exit 0" in out
