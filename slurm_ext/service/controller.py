@@ -295,7 +295,12 @@ class Controller:
         if mine is None:
             reasons = "; ".join(d.reason for d in decisions if getattr(d, "job_id", None) == req.job_id)
             return _none(reasons or "policy: no action")
-        boosts = [d.job_id for d in decisions if isinstance(d, RaisePriority)]
+        # the pending jobs the policy starts or raises: on Slurm a start is top priority (after the shrink)
+        boosts = [
+            d.job_id
+            for d in decisions
+            if isinstance(d, (RaisePriority, StartJob)) and (j := view.job(d.job_id)) and j.is_pending
+        ]
         if isinstance(mine, Expand) and (poor := self._poor_scaling(req.job_id)) is not None:
             return _none(f"policy: {mine.reason}; but {poor}")
         if isinstance(mine, Expand):

@@ -43,6 +43,15 @@ def test_a_resize_decided_while_the_job_is_not_asking_waits_for_its_check():
     assert answer.action == "shrink" and answer.new_size == 2, answer
 
 
+def test_a_start_decided_with_the_asking_jobs_shrink_becomes_top_priority():
+    # minAgree answers job 1's check with a shrink and a StartJob for job 2: on Slurm, a boost
+    cluster, ctl = setup()
+    answer = ctl.check(check(1, 4, ["n1", "n2", "n3", "n4"]))
+    assert answer.action == "shrink" and answer.new_size == 2, answer
+    ctl.background.shutdown(wait=True)
+    assert cluster.job(2).priority > 0
+
+
 def test_kept_decisions_expire_and_follow_the_job():
     _, ctl = setup()
     ctl.plan_cluster()
