@@ -196,13 +196,25 @@ def j0_options(
     j0_key: int,
     now: float,
     current_completion: float,
+    progress: float | None = None,
+    modelled: float | None = None,
 ) -> J0Option:
     """Earliest completion among: keep the subjobs and cancel J0, migrate everything to J0
-    (the other subjobs are cancelled once the migration of λ is over), restart on J0."""
-    options = [J0Option("cancel-j0", current_completion)]
-    moved = [Member(m.key, m.procs, m.start, min(m.end, now + params.migration), m.join) for m in members]
-    moved.append(Member(j0_key, target.procs, now, now + target.limit, True))
-    plan = build_plan(target, params, launch, moved)
-    options.append(J0Option("migrate-all", plan.completion))
+    (the other subjobs are cancelled once the migration of λ is over), restart on J0.
+
+    ``progress``: the fraction of the work the application reports done (live runs), with
+    ``modelled`` the model's fraction for the same moment. Then keeping the subjobs takes the
+    model's remaining time scaled by the work really left, and moving to J0 completes at
+    ``now + λ + (1 - progress)·R`` (section 3.3's closed form, with J0 at full size)."""
+    if progress is not None and modelled is not None and modelled < 1.0:
+        left = (1.0 - progress) / (1.0 - modelled)
+        options = [J0Option("cancel-j0", now + max(0.0, current_completion - now) * left)]
+        options.append(J0Option("migrate-all", now + params.migration + (1.0 - progress) * target.limit))
+    else:
+        options = [J0Option("cancel-j0", current_completion)]
+        moved = [Member(m.key, m.procs, m.start, min(m.end, now + params.migration), m.join) for m in members]
+        moved.append(Member(j0_key, target.procs, now, now + target.limit, True))
+        plan = build_plan(target, params, launch, moved)
+        options.append(J0Option("migrate-all", plan.completion))
     options.append(J0Option("restart", now + target.limit))
     return min(options, key=lambda o: o.completion)

@@ -51,6 +51,7 @@ class ElasticJob:
     past_migration_time: float = 0.0
     version: int = 0  # bumped whenever the plan changes
     log: list[tuple[float, str]] = field(default_factory=list)
+    reported: float | None = None  # progress the application itself reported (live runs), else None
 
     @property
     def j0(self) -> Subjob:
@@ -227,7 +228,9 @@ class EJBScheduler:
 
     def _j0_started(self, ej: ElasticJob, j0: Subjob, now: float) -> list[Action]:
         assert ej.launch is not None
-        opt = j0_options(ej.target, ej.params, ej.launch, ej.members(), J0_KEY, now, ej.estimated_completion)
+        modelled = ej.plan.progress_at(now) if ej.plan is not None else None
+        opt = j0_options(ej.target, ej.params, ej.launch, ej.members(), J0_KEY, now, ej.estimated_completion,
+                         progress=ej.reported, modelled=modelled)  # fmt: skip
         ej.log.append((now, f"j0-{opt.action}"))
         actions: list[Action] = []
         if opt.action == "cancel-j0":
@@ -248,6 +251,7 @@ class EJBScheduler:
             if other is not j0:
                 actions += self._cancel(ej, other, now, "restart on J0")
         ej.restarts += 1
+        ej.reported = None  # the new run reports its own progress from 0
         if ej.plan is not None:
             ej.past_migrations += ej.plan.migration_count(now)
             ej.past_migration_time += ej.plan.migration_time(now)
@@ -255,6 +259,13 @@ class EJBScheduler:
         ej.epoch = [J0_KEY]
         ej.replan()
         return actions
+
+    def report_progress(self, eid: int, fraction: float) -> None:
+        """The application's own progress (live runs: ``dmr`` reports it at every check); J0's
+        choices then weigh what is really done instead of the model's estimate (eq. 1-3)."""
+        ej = self.jobs.get(eid)
+        if ej is not None and ej.state is ElasticState.RUNNING:
+            ej.reported = min(1.0, max(0.0, fraction))
 
     def ended(self, job_id: int, now: float) -> list[Action]:
         """A subjob's allocation ended (time limit, cancellation): keep the plan exact."""

@@ -562,6 +562,8 @@ class Manager:
             if peer is not None and not may_act(peer, app.owner):
                 return p.Error(message=f"permission denied: job {req.job_id} belongs to {app.owner}")
             app.progress, app.step_seconds = req.progress, req.step_seconds
+            if req.progress is not None:
+                self.ejb.report_progress(app.eid, req.progress)  # J0's choices weigh the real progress
             mig = app.migration
             if mig is None or app.phase != "running":
                 return _none("no migration due")

@@ -97,3 +97,41 @@ def test_a_withdrawn_subjob_that_starts_anyway_is_cancelled_again_and_changes_no
     (again,) = ejb.started(1002, 6.0)
     assert isinstance(again, CancelSubjob) and again.job_id == 1002
     assert ejb.jobs[7].state is ElasticState.WAIT and ejb.jobs[7].subjobs[j1.key].start is None
+
+
+@pytest.mark.parametrize(
+    ("reported", "choice"),
+    [(0.9, "cancel-j0"), (0.5, "migrate-all"), (0.05, "restart")],
+)
+def test_j0s_choice_weighs_the_progress_the_application_reports(reported, choice):
+    # R = 100 s, λ = 20 s, J0 starts at 50; the model says 20 % done and completion at 250.
+    # Keeping the subjobs takes the model's 200 s scaled by the work really left; moving to J0
+    # takes λ + (1 - f)·R; restarting R.
+    from ejb.cases import j0_options
+
+    opt = j0_options(Target(8, 100.0), EJBParams(migration=20.0), 0.0, [], J0_KEY, 50.0, 250.0,
+                     progress=reported, modelled=0.2)  # fmt: skip
+    assert opt.action == choice
+    expected = {"cancel-j0": 50 + 200 * (1 - reported) / 0.8, "migrate-all": 70 + (1 - reported) * 100}
+    assert opt.completion == pytest.approx(expected.get(choice, 150.0))
+
+
+def _running_on_a_subjob() -> EJBScheduler:
+    ejb = EJBScheduler(EJBParams(migration=20.0))
+    (sub,) = ejb.arrive(7, Target(8, 100.0), now=1.0)
+    ejb.bound(7, sub.key, 1001, 1.0)
+    (j1,) = ejb.slots_available(7, slots_from_snapshot(snap(1.0, 8, [(1, 8, 1000.0)], [(1001, 8)])))
+    ejb.bound(7, j1.key, 1002, 1.0)
+    ejb.started(1002, 1.0)
+    return ejb
+
+
+def test_reported_progress_reaches_j0s_choice_and_a_restart_forgets_it():
+    ejb = _running_on_a_subjob()  # 2 of 8 nodes: by the model, little is done when J0 starts at 30
+    ejb.started(1001, 30.0)
+    assert ejb.jobs[7].restarts == 1 and ejb.jobs[7].reported is None
+    ejb = _running_on_a_subjob()
+    ejb.report_progress(7, 0.97)  # but the application says it is nearly done: J0 goes
+    actions = ejb.started(1001, 30.0)
+    assert ejb.jobs[7].restarts == 0 and ejb.jobs[7].log[-1][1] == "j0-cancel-j0"
+    assert [a.job_id for a in actions if isinstance(a, CancelSubjob)] == [1001]
