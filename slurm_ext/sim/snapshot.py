@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from slurm_ext.sim.engine import Simulator
 
 
+_new_snapshot = object.__new__
+
+
 @lru_cache(maxsize=8)
 def _node_objects(total: int) -> tuple[tuple[Node, ...], tuple[Node, ...], tuple[str, ...]]:
     names = tuple(f"sim{k:05d}" for k in range(total))
@@ -38,6 +41,49 @@ def build_snapshot(sim: Simulator) -> Snapshot:
     (started, resized, asked to evolve, raised), so a snapshot costs little more than a list."""
     free = sim.free
     nodes, idle_names = _nodes(sim.total_nodes, free)
+    # The running jobs' tuple is reused until a job starts, ends or is resized (``_run_ver``) and
+    # while no evolving ask is open (an ask changes its job's Job without touching the others).
+    asking = sim.evolve_asking
+    ver_key, run_t = sim._running_tuple
+    if ver_key != sim._run_ver or asking:
+        run_t = _running_tuple(sim)
+        sim._running_tuple = (-1 if asking else sim._run_ver, run_t)
+    # Queued jobs change only when raised (the engine then drops their Job and this tuple). The
+    # tuple of the last snapshot is reused while the queue is the same list, and extended when
+    # jobs were only appended (an arrival): comparing int lists runs at C speed, mapping the
+    # whole queue to Job objects at every event cost O(queue) Python calls (DMR keeps ~200).
+    q = sim.queue
+    last_q, pend_t = sim._pending_tuple
+    if q != last_q:
+        k = len(last_q)
+        if k and len(q) > k and q[k - 1] == last_q[-1] and q[:k] == last_q:
+            pend_t = pend_t + _pending_tuple(sim, q[k:])
+        else:
+            pend_t = _pending_tuple(sim, q)
+        sim._pending_tuple = (q.copy(), pend_t)
+    last_run, last_pend, jobs = sim._jobs_tuple
+    if run_t is not last_run or pend_t is not last_pend:
+        jobs = run_t + pend_t
+        sim._jobs_tuple = (run_t, pend_t, jobs)
+    # Snapshot's fields and the views it derives by scanning every node and job (cached
+    # properties, kept in the instance dict) set in one go: the simulator knows the views
+    # already, and the frozen dataclass's __init__ sets fields one by one through
+    # object.__setattr__. ``pending`` is in queue order, the order its priority encoding sorts to.
+    snap = _new_snapshot(Snapshot)
+    snap.__dict__.update(
+        time=sim.now,
+        nodes=nodes,
+        jobs=jobs,
+        total_nodes=sim.total_nodes,
+        idle_nodes=idle_names,
+        running=run_t,
+        pending=pend_t,
+    )
+    return snap
+
+
+def _running_tuple(sim: Simulator) -> tuple[Job, ...]:
+    """Running jobs by expected end; each Job cached until its job changes (resized, asking)."""
     cache = sim._job_cache
     running: list[Job] = []
     append = running.append
@@ -50,27 +96,19 @@ def build_snapshot(sim: Simulator) -> Snapshot:
             hit = (key, _running_job(sim, i, exp))
             cache[i] = hit
         append(hit[1])  # type: ignore[arg-type]
-    # Queued jobs change only when raised (the engine then drops their Job): one map over the
-    # queue at C speed, filling the few Jobs not built yet (new arrivals) when it misses.
+    return tuple(running)
+
+
+def _pending_tuple(sim: Simulator, indices: list[int]) -> tuple[Job, ...]:
+    """The queued jobs' Job objects: one map at C speed, building the few missing (new arrivals)."""
     pcache = sim._pending_jobs
     try:
-        pend_t = tuple(map(pcache.__getitem__, sim.queue))
+        return tuple(map(pcache.__getitem__, indices))
     except KeyError:
-        for i in sim.queue:
+        for i in indices:
             if i not in pcache:
                 pcache[i] = _pending_job(sim, i)
-        pend_t = tuple(map(pcache.__getitem__, sim.queue))
-    run_t = tuple(running)
-    snap = Snapshot(sim.now, nodes, run_t + pend_t)
-    # Snapshot derives these by scanning every node and job (cached_property, stored in the
-    # instance dict); the simulator knows them already, and a policy reads them at every event.
-    # ``pending`` is in queue order, which is the order its priority encoding sorts to.
-    views = snap.__dict__
-    views["total_nodes"] = sim.total_nodes
-    views["idle_nodes"] = idle_names
-    views["running"] = run_t
-    views["pending"] = pend_t
-    return snap
+        return tuple(map(pcache.__getitem__, indices))
 
 
 def _running_job(sim: Simulator, i: int, exp: float) -> Job:
