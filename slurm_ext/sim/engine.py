@@ -559,6 +559,8 @@ class Simulator:
         changed = False
         for d in decisions:
             self.decisions += 1
+            if type(d) is NoAction:  # most of DMR's answers: nothing to check or carry out
+                continue
             err = self._apply_one(d)
             if err is None:
                 changed = changed or not isinstance(d, NoAction)

@@ -8,6 +8,7 @@ of EASY from any snapshot, live or simulated.
 from __future__ import annotations
 
 import math
+from dataclasses import MISSING, fields
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,24 @@ if TYPE_CHECKING:
 
 
 _new_snapshot = object.__new__
+
+# Job objects built by setting their slots directly: the frozen dataclass's __init__ sets each of
+# its 22 fields through object.__setattr__, the largest part of a snapshot's cost (one Job per
+# queued job and one per start or resize). Same fields, same values, so an equal Job.
+_JOB_FIELDS = tuple(f.name for f in fields(Job))
+_JOB_DEFAULTS = [f.default for f in fields(Job)]
+_JOB_SETTERS = tuple(getattr(Job, name).__set__ for name in _JOB_FIELDS)
+_AT = {name: k for k, name in enumerate(_JOB_FIELDS)}
+_SUBMIT, _START, _END, _LIMIT = _AT["submit_time"], _AT["start_time"], _AT["end_time"], _AT["time_limit"]
+_PRIORITY, _MALLEABLE, _EVOLVING = _AT["priority"], _AT["malleable"], _AT["evolving"]
+assert _JOB_FIELDS[:3] == ("job_id", "state", "node_count") and MISSING not in _JOB_DEFAULTS[3:]
+
+
+def _job(values: list[object]) -> Job:
+    job = _new_snapshot(Job)
+    for setter, value in zip(_JOB_SETTERS, values, strict=True):
+        setter(job, value)
+    return job
 
 
 @lru_cache(maxsize=8)
@@ -118,30 +137,26 @@ def _running_job(sim: Simulator, i: int, exp: float) -> Job:
     if target is not None:
         spec = MalleableSpec(size, target, preferred=target)
     st = sim.start_t[i]
-    return Job(
-        sim.jid[i],
-        JobState.RUNNING,
-        size,
-        submit_time=sim.sub[i],
-        start_time=st,
-        end_time=exp,
-        time_limit=None if math.isinf(exp) else exp - st,
-        malleable=spec,
-        evolving=target,
-    )
+    values = _JOB_DEFAULTS.copy()
+    values[0], values[1], values[2] = sim.jid[i], JobState.RUNNING, size
+    values[_SUBMIT] = sim.sub[i]
+    values[_START] = st
+    values[_END] = exp
+    values[_LIMIT] = None if math.isinf(exp) else exp - st
+    values[_MALLEABLE] = spec
+    values[_EVOLVING] = target
+    return _job(values)
 
 
 def _pending_job(sim: Simulator, i: int) -> Job:
     limit = sim.lim[i]
-    return Job(
-        sim.jid[i],
-        JobState.PENDING,
-        sim.size[i],
-        submit_time=sim.sub[i],
-        time_limit=None if math.isinf(limit) else limit,
-        priority=-sim.qkey[i],  # encodes the queue order; Snapshot.pending sorts by it
-        malleable=sim.spec.get(i),
-    )
+    values = _JOB_DEFAULTS.copy()
+    values[0], values[1], values[2] = sim.jid[i], JobState.PENDING, sim.size[i]
+    values[_SUBMIT] = sim.sub[i]
+    values[_LIMIT] = None if math.isinf(limit) else limit
+    values[_PRIORITY] = -sim.qkey[i]  # encodes the queue order; Snapshot.pending sorts by it
+    values[_MALLEABLE] = sim.spec.get(i)
+    return _job(values)
 
 
 def easy_view(snap: Snapshot) -> EasyView:
