@@ -383,6 +383,15 @@ class Simulator:
         controller's ``on_start``/``after_pass`` (or ``on_end`` inside them) did calls for another.
         """
         ctrl = self.controller
+        if ctrl is None and self.policy is None:
+            # A rigid run: the loop below without its policy and controller steps.
+            self._dirty = False
+            self._pass(self)
+            while self._dirty:  # a pass only starts jobs: never, unless a custom pass freed nodes
+                self._dirty = False
+                self._pass(self)
+            self._stable = len(self.queue)
+            return
         while True:
             self._dirty = False
             self._pass(self)
