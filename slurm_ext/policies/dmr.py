@@ -20,6 +20,7 @@ Sizes are always those reachable from the current size by the job's factor
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from functools import lru_cache
 from operator import attrgetter
@@ -39,19 +40,7 @@ def eligible_pending(snap: Snapshot) -> list[Job]:
     plain = not any(map(_dependency, pending)) and not any(map(_reason, pending))
     if plain and (not pending or max(map(_node_count, pending)) <= total):
         return list(pending)
-    out = []
-    for job in pending:
-        # empty dependency and reason (every simulated job) need no string search
-        if job.dependency and "expand" in job.dependency.lower():
-            continue  # a resizer job: it belongs to a running job's expansion
-        if job.reason:
-            reason = job.reason.lower()
-            if any(r in reason for r in _BLOCKED_REASONS):
-                continue
-        if job.node_count > total:
-            continue  # can never start here: nothing we free helps it
-        out.append(job)
-    return out
+    return [job for job in pending if _eligible(job, total)]
 
 
 @lru_cache(maxsize=4096)
@@ -60,48 +49,113 @@ def reachable_sizes(spec: MalleableSpec, cur: int) -> tuple[int, ...]:
     return tuple(spec.sizes(cur))
 
 
+class _QueueIndex:
+    """The eligible pending jobs of the last snapshot and, per size, the position of the first.
+
+    Kept between calls and extended when the queue only grew at its end (an arrival), instead of
+    rebuilt: the snapshot's pending tuple is compared with the last one (identical Job objects
+    compare at C speed) and only the new jobs are looked at. Rebuilt whenever anything else
+    changed, so the answer is always that of :func:`eligible_pending` on this snapshot.
+    """
+
+    def __init__(self) -> None:
+        self.pending: tuple[Job, ...] = ()
+        self.total = -1
+        self.eligible: list[Job] = []
+        self.sizes: list[int] = []  # node counts of ``eligible``
+        self.keys: list[int] = []  # distinct sizes, ascending
+        self.firsts: list[int] = []  # position in ``eligible`` of the first job of each key
+        # bumped whenever ``keys``/``firsts`` change: a job of an already queued size appended
+        # at the end changes no answer of :meth:`_Cluster.first_sized` (nor whether any is queued)
+        self.version = 0
+
+    def update(self, snap: Snapshot) -> None:
+        pending = snap.pending
+        total = snap.total_nodes
+        if pending is self.pending and total == self.total:
+            return
+        k = len(self.pending)
+        if total == self.total and k and len(pending) > k and pending[:k] == self.pending:
+            new = list(pending[k:])
+            self.pending = pending
+            if any(map(_dependency, new)) or any(map(_reason, new)) or max(map(_node_count, new)) > total:
+                new = [j for j in new if _eligible(j, total)]
+            for job in new:
+                self._add(job)
+            return
+        # anything else changed: rebuilt at C speed (reversed, so that a size's first position stays)
+        self.version += 1
+        self.pending, self.total = pending, total
+        self.eligible = eligible = eligible_pending(snap)
+        self.sizes = sizes = list(map(_node_count, eligible))
+        first = dict(zip(reversed(sizes), range(len(sizes) - 1, -1, -1), strict=True))
+        self.keys = sorted(first)
+        self.firsts = list(map(first.__getitem__, self.keys))
+
+    def _add(self, job: Job) -> None:
+        size = job.node_count
+        pos = len(self.eligible)
+        self.eligible.append(job)
+        self.sizes.append(size)
+        at = bisect_left(self.keys, size)
+        if at == len(self.keys) or self.keys[at] != size:
+            self.keys.insert(at, size)
+            self.firsts.insert(at, pos)
+            self.version += 1
+
+
 class _Cluster:
     """Free nodes and pending jobs, updated as decisions in one call consume them.
 
     Every question asked of the queue is "the first pending job, in order, whose size is in
-    ``(lo, hi]``": answered from the first position of each size (a few distinct sizes, found
-    at C speed once per call) instead of a scan of the queue per running job.
+    ``(lo, hi]``": answered from the first position of each distinct size (kept by
+    :class:`_QueueIndex`) instead of a scan of the queue per running job. The index's lists are
+    shared until a job is taken, then copied (taking is rare: a shrink for a pending job).
     """
 
-    def __init__(self, free: int, pending: list[Job]) -> None:
+    def __init__(self, free: int, index: _QueueIndex) -> None:
         self.free = free
-        self.n_pending = len(pending)
-        self._pending = pending
-        self._sizes: list[int] = []
-        self._first: dict[int, int] | None = None  # size -> position of its first pending job
-
-    def _firsts(self) -> dict[int, int]:
-        if self._first is None:
-            self._sizes = sizes = list(map(_node_count, self._pending))
-            n = len(sizes)
-            # reversed, so that the earliest position of a size is the one that stays
-            self._first = dict(zip(reversed(sizes), range(n - 1, -1, -1), strict=True))
-        return self._first
+        self.n_pending = len(index.eligible)
+        self._pending = index.eligible
+        self._sizes = index.sizes
+        self._keys = index.keys
+        self._firsts = index.firsts
+        self._own = False
 
     def first_sized(self, lo: int, hi: int) -> Job | None:
         """The first pending job in queue order with ``lo < node_count <= hi``."""
         if hi <= lo:
             return None
-        best = -1
-        for size, pos in self._firsts().items():
-            if lo < size <= hi and (best < 0 or pos < best):
-                best = pos
-        return None if best < 0 else self._pending[best]
+        keys = self._keys
+        a = bisect_right(keys, lo)
+        b = bisect_right(keys, hi)
+        if a == b:
+            return None
+        return self._pending[min(self._firsts[a:b])]
 
     def take(self, job: Job) -> None:
         """Remove ``job``, the first pending job of its size (as :meth:`first_sized` gives)."""
-        first = self._firsts()
+        if not self._own:
+            self._keys, self._firsts, self._own = list(self._keys), list(self._firsts), True
         size = job.node_count
+        at = bisect_left(self._keys, size)
         try:
-            first[size] = self._sizes.index(size, first[size] + 1)
+            self._firsts[at] = self._sizes.index(size, self._firsts[at] + 1)
         except ValueError:
-            del first[size]
+            del self._keys[at]
+            del self._firsts[at]
         self.n_pending -= 1
+
+
+def _eligible(job: Job, total: int) -> bool:
+    """One job's test in :func:`eligible_pending`."""
+    if job.dependency and "expand" in job.dependency.lower():
+        return False  # a resizer job: it belongs to a running job's expansion
+    if job.reason:
+        reason = job.reason.lower()
+        if any(r in reason for r in _BLOCKED_REASONS):
+            return False
+    return job.node_count <= total  # a larger job can never start here: nothing we free helps it
 
 
 _node_count = attrgetter("node_count")
@@ -114,11 +168,14 @@ class DMRPolicy(Policy):
 
     name = "dmr"
 
+    def __init__(self) -> None:
+        self._queue = _QueueIndex()  # a cache of the queue between calls, not policy state
+        self._memo: tuple[tuple[Job, ...], int, int, list[Decision]] | None = None
+
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
-        state = _Cluster(free=snap.free, pending=eligible_pending(snap))
-        if asking is None:
-            targets = [j for j in snap.running if j.malleable is not None]
-        else:
+        self._queue.update(snap)
+        state = _Cluster(free=snap.free, index=self._queue)
+        if asking is not None:
             targets = []
             out: list[Decision] = []
             for job_id in asking:
@@ -129,6 +186,22 @@ class DMRPolicy(Policy):
                     targets.append(job)
             if out and not targets:
                 return out
+            return self._decide_all(targets, state)
+        # A call that only said NoAction changed neither the free nodes nor the queue while it
+        # ran, so it depended on nothing but the running jobs, the free nodes and the queue's
+        # first job of each size: with all three the same (the running tuple the very same
+        # object, as a simulator passes it while no job started, ended or was resized), the
+        # answer is the same again. Saves the per-job pass at most events of a long queue.
+        memo = self._memo
+        version = self._queue.version
+        if memo is not None and memo[0] is snap.running and memo[1] == state.free and memo[2] == version:
+            return list(memo[3])
+        decisions = self._decide_all([j for j in snap.running if j.malleable is not None], state)
+        quiet = all(type(d) is NoAction for d in decisions)
+        self._memo = (snap.running, snap.free, version, decisions) if quiet else None
+        return list(decisions)
+
+    def _decide_all(self, targets: list[Job], state: _Cluster) -> list[Decision]:
         decisions: list[Decision] = []
         for job in targets:
             decisions.extend(self.decide_job(job, state))
@@ -221,7 +294,7 @@ class DMRPolicy(Policy):
             pend = state.first_sized(free, free + reach)
             if pend is not None:
                 need = pend.node_count - free
-                target = max(s for s in sizes if cur - s >= need)
+                target = sizes[bisect_right(sizes, cur - need) - 1]  # the largest that frees enough
                 state.free += cur - target - pend.node_count
                 state.take(pend)
                 reason = f"wide: shrink {cur}->{target} lets pending job {pend.job_id} start"
@@ -234,7 +307,7 @@ class DMRPolicy(Policy):
         pend = state.first_sized(0, free)
         if pend is not None:
             return [NoAction(job.job_id, f"wide: pending job {pend.job_id} fits in the {free} free nodes")]
-        target = max(s for s in sizes if s - cur <= free)
+        target = sizes[bisect_right(sizes, cur + free) - 1]  # the largest the free nodes allow
         if target == cur:
             return [NoAction(job.job_id, f"wide: {free} free cannot grow {cur} by factor {spec.factor}")]
         state.free -= target - cur

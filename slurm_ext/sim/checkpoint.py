@@ -71,6 +71,7 @@ SMALL = frozenset(
         "_job_cache",
         "_pending_jobs",
         "queue",
+        "qsizes",
         "ends",
         "_cancelled_timers",
         "_started_now",
@@ -95,6 +96,10 @@ SCALARS = frozenset(
         "decisions",
         "wall_time",
         "_steps",
+        "_pending_tuple",  # tuples never mutated: kept by reference
+        "_running_tuple",
+        "_jobs_tuple",
+        "_run_ver",
     }
 )
 SPECIAL = frozenset({"index_of", "events", "controller"})

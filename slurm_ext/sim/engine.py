@@ -217,8 +217,18 @@ class Simulator:
         self.qkey: list[int] = [0] * n
         self._qcount = 0
         self._raised = 0
+        # Queued jobs per size (index = nodes): lets a pass see at once that no queued job fits in
+        # the free nodes (a long queue, e.g. DMR's, would otherwise be scanned after every end).
+        self.qsizes: list[int] = [0] * (self.total_nodes + 1)
         self._job_cache: dict[int, tuple[object, object]] = {}  # running jobs' Job objects, see snapshot.py
         self._pending_jobs: dict[int, Job] = {}  # queued jobs' Job objects, see snapshot.py
+        # The queue and its Job tuple at the last snapshot (snapshot.py); replaced, never mutated.
+        self._pending_tuple: tuple[list[int], tuple[Job, ...]] = ([], ())
+        # Bumped whenever a job starts, ends or is resized: the running part of the last snapshot
+        # (``_running_tuple``, built at that count) is reused until then; also its ``jobs`` tuple.
+        self._run_ver = 0
+        self._running_tuple: tuple[int, tuple[Job, ...]] = (-1, ())
+        self._jobs_tuple: tuple[tuple[Job, ...], tuple[Job, ...], tuple[Job, ...]] = ((), (), ())
 
         # Run accounting.
         self.busy_area = 0.0  # node-seconds busy
@@ -360,6 +370,7 @@ class Simulator:
         self._enqueue(i)
 
     def _enqueue(self, i: int) -> None:
+        self.qsizes[self.size[i]] += 1
         self._qcount += 1
         self.qkey[i] = self._qcount
         self.queue.append(i)
@@ -372,6 +383,15 @@ class Simulator:
         controller's ``on_start``/``after_pass`` (or ``on_end`` inside them) did calls for another.
         """
         ctrl = self.controller
+        if ctrl is None and self.policy is None:
+            # A rigid run: the loop below without its policy and controller steps.
+            self._dirty = False
+            self._pass(self)
+            while self._dirty:  # a pass only starts jobs: never, unless a custom pass freed nodes
+                self._dirty = False
+                self._pass(self)
+            self._stable = len(self.queue)
+            return
         while True:
             self._dirty = False
             self._pass(self)
@@ -410,10 +430,13 @@ class Simulator:
 
     def _start(self, i: int, nodes: int | None = None) -> None:
         now = self.now
+        if self.state[i] == PENDING:  # (always, from a pass or a StartJob: jobs start from the queue)
+            self.qsizes[self.size[i]] -= 1
         if nodes is not None and nodes != self.size[i]:
             self.size[i] = nodes
         n = self.size[i]
         self.free -= n
+        self._run_ver += 1
         self.state[i] = RUNNING
         self.start_t[i] = now
         lim = self.lim[i]
@@ -468,6 +491,7 @@ class Simulator:
         self._job_cache.pop(i, None)
         self._pending_jobs.pop(i, None)
         self._remove_end(i)
+        self._run_ver += 1
         del self.exp_end[i]
         self.free += self.size[i]
         self.state[i] = state
@@ -487,6 +511,7 @@ class Simulator:
         self._dirty = True
         self.resize_log.append((now, self.jid[i], self.size[i], new))
         self._remove_end(i)
+        self._run_ver += 1
         self.free += self.size[i] - new
         self.size[i] = new
         lim, work = self.lim[i], self.work[i]
@@ -543,6 +568,8 @@ class Simulator:
         changed = False
         for d in decisions:
             self.decisions += 1
+            if type(d) is NoAction:  # most of DMR's answers: nothing to check or carry out
+                continue
             err = self._apply_one(d)
             if err is None:
                 changed = changed or not isinstance(d, NoAction)
@@ -581,6 +608,7 @@ class Simulator:
             self._raised += 1
             self.qkey[i] = -self._raised
             self._pending_jobs.pop(i, None)  # its Job shows the old priority
+            self._pending_tuple = ([], ())  # and the queue may read the same (a raised head)
             return None
         if isinstance(d, Expand | Shrink):
             if st != RUNNING:
@@ -663,6 +691,7 @@ class Simulator:
         st = self.state[i]
         if st == PENDING:
             self.queue.remove(i)
+            self.qsizes[self.size[i]] -= 1
             self._pending_jobs.pop(i, None)
             self._stable = 0
             self._dirty = True

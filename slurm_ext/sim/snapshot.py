@@ -8,6 +8,7 @@ of EASY from any snapshot, live or simulated.
 from __future__ import annotations
 
 import math
+from dataclasses import MISSING, fields
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,27 @@ from slurm_ext.sim.schedulers import EasyView, shadow_and_extra
 
 if TYPE_CHECKING:
     from slurm_ext.sim.engine import Simulator
+
+
+_new_snapshot = object.__new__
+
+# Job objects built by setting their slots directly: the frozen dataclass's __init__ sets each of
+# its 22 fields through object.__setattr__, the largest part of a snapshot's cost (one Job per
+# queued job and one per start or resize). Same fields, same values, so an equal Job.
+_JOB_FIELDS = tuple(f.name for f in fields(Job))
+_JOB_DEFAULTS = [f.default for f in fields(Job)]
+_JOB_SETTERS = tuple(getattr(Job, name).__set__ for name in _JOB_FIELDS)
+_AT = {name: k for k, name in enumerate(_JOB_FIELDS)}
+_SUBMIT, _START, _END, _LIMIT = _AT["submit_time"], _AT["start_time"], _AT["end_time"], _AT["time_limit"]
+_PRIORITY, _MALLEABLE, _EVOLVING = _AT["priority"], _AT["malleable"], _AT["evolving"]
+assert _JOB_FIELDS[:3] == ("job_id", "state", "node_count") and MISSING not in _JOB_DEFAULTS[3:]
+
+
+def _job(values: list[object]) -> Job:
+    job = _new_snapshot(Job)
+    for setter, value in zip(_JOB_SETTERS, values, strict=True):
+        setter(job, value)
+    return job
 
 
 @lru_cache(maxsize=8)
@@ -38,6 +60,49 @@ def build_snapshot(sim: Simulator) -> Snapshot:
     (started, resized, asked to evolve, raised), so a snapshot costs little more than a list."""
     free = sim.free
     nodes, idle_names = _nodes(sim.total_nodes, free)
+    # The running jobs' tuple is reused until a job starts, ends or is resized (``_run_ver``) and
+    # while no evolving ask is open (an ask changes its job's Job without touching the others).
+    asking = sim.evolve_asking
+    ver_key, run_t = sim._running_tuple
+    if ver_key != sim._run_ver or asking:
+        run_t = _running_tuple(sim)
+        sim._running_tuple = (-1 if asking else sim._run_ver, run_t)
+    # Queued jobs change only when raised (the engine then drops their Job and this tuple). The
+    # tuple of the last snapshot is reused while the queue is the same list, and extended when
+    # jobs were only appended (an arrival): comparing int lists runs at C speed, mapping the
+    # whole queue to Job objects at every event cost O(queue) Python calls (DMR keeps ~200).
+    q = sim.queue
+    last_q, pend_t = sim._pending_tuple
+    if q != last_q:
+        k = len(last_q)
+        if k and len(q) > k and q[k - 1] == last_q[-1] and q[:k] == last_q:
+            pend_t = pend_t + _pending_tuple(sim, q[k:])
+        else:
+            pend_t = _pending_tuple(sim, q)
+        sim._pending_tuple = (q.copy(), pend_t)
+    last_run, last_pend, jobs = sim._jobs_tuple
+    if run_t is not last_run or pend_t is not last_pend:
+        jobs = run_t + pend_t
+        sim._jobs_tuple = (run_t, pend_t, jobs)
+    # Snapshot's fields and the views it derives by scanning every node and job (cached
+    # properties, kept in the instance dict) set in one go: the simulator knows the views
+    # already, and the frozen dataclass's __init__ sets fields one by one through
+    # object.__setattr__. ``pending`` is in queue order, the order its priority encoding sorts to.
+    snap = _new_snapshot(Snapshot)
+    snap.__dict__.update(
+        time=sim.now,
+        nodes=nodes,
+        jobs=jobs,
+        total_nodes=sim.total_nodes,
+        idle_nodes=idle_names,
+        running=run_t,
+        pending=pend_t,
+    )
+    return snap
+
+
+def _running_tuple(sim: Simulator) -> tuple[Job, ...]:
+    """Running jobs by expected end; each Job cached until its job changes (resized, asking)."""
     cache = sim._job_cache
     running: list[Job] = []
     append = running.append
@@ -50,27 +115,19 @@ def build_snapshot(sim: Simulator) -> Snapshot:
             hit = (key, _running_job(sim, i, exp))
             cache[i] = hit
         append(hit[1])  # type: ignore[arg-type]
-    # Queued jobs change only when raised (the engine then drops their Job): one map over the
-    # queue at C speed, filling the few Jobs not built yet (new arrivals) when it misses.
+    return tuple(running)
+
+
+def _pending_tuple(sim: Simulator, indices: list[int]) -> tuple[Job, ...]:
+    """The queued jobs' Job objects: one map at C speed, building the few missing (new arrivals)."""
     pcache = sim._pending_jobs
     try:
-        pend_t = tuple(map(pcache.__getitem__, sim.queue))
+        return tuple(map(pcache.__getitem__, indices))
     except KeyError:
-        for i in sim.queue:
+        for i in indices:
             if i not in pcache:
                 pcache[i] = _pending_job(sim, i)
-        pend_t = tuple(map(pcache.__getitem__, sim.queue))
-    run_t = tuple(running)
-    snap = Snapshot(sim.now, nodes, run_t + pend_t)
-    # Snapshot derives these by scanning every node and job (cached_property, stored in the
-    # instance dict); the simulator knows them already, and a policy reads them at every event.
-    # ``pending`` is in queue order, which is the order its priority encoding sorts to.
-    views = snap.__dict__
-    views["total_nodes"] = sim.total_nodes
-    views["idle_nodes"] = idle_names
-    views["running"] = run_t
-    views["pending"] = pend_t
-    return snap
+        return tuple(map(pcache.__getitem__, indices))
 
 
 def _running_job(sim: Simulator, i: int, exp: float) -> Job:
@@ -80,30 +137,26 @@ def _running_job(sim: Simulator, i: int, exp: float) -> Job:
     if target is not None:
         spec = MalleableSpec(size, target, preferred=target)
     st = sim.start_t[i]
-    return Job(
-        sim.jid[i],
-        JobState.RUNNING,
-        size,
-        submit_time=sim.sub[i],
-        start_time=st,
-        end_time=exp,
-        time_limit=None if math.isinf(exp) else exp - st,
-        malleable=spec,
-        evolving=target,
-    )
+    values = _JOB_DEFAULTS.copy()
+    values[0], values[1], values[2] = sim.jid[i], JobState.RUNNING, size
+    values[_SUBMIT] = sim.sub[i]
+    values[_START] = st
+    values[_END] = exp
+    values[_LIMIT] = None if math.isinf(exp) else exp - st
+    values[_MALLEABLE] = spec
+    values[_EVOLVING] = target
+    return _job(values)
 
 
 def _pending_job(sim: Simulator, i: int) -> Job:
     limit = sim.lim[i]
-    return Job(
-        sim.jid[i],
-        JobState.PENDING,
-        sim.size[i],
-        submit_time=sim.sub[i],
-        time_limit=None if math.isinf(limit) else limit,
-        priority=-sim.qkey[i],  # encodes the queue order; Snapshot.pending sorts by it
-        malleable=sim.spec.get(i),
-    )
+    values = _JOB_DEFAULTS.copy()
+    values[0], values[1], values[2] = sim.jid[i], JobState.PENDING, sim.size[i]
+    values[_SUBMIT] = sim.sub[i]
+    values[_LIMIT] = None if math.isinf(limit) else limit
+    values[_PRIORITY] = -sim.qkey[i]  # encodes the queue order; Snapshot.pending sorts by it
+    values[_MALLEABLE] = sim.spec.get(i)
+    return _job(values)
 
 
 def easy_view(snap: Snapshot) -> EasyView:
