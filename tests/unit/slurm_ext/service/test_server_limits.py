@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 import time
 
@@ -60,8 +61,9 @@ def _lines(sock: socket.socket, timeout: float = 2.0) -> list[bytes]:
 
 
 @pytest.mark.parametrize("bad", MALFORMED, ids=range(len(MALFORMED)))
-def test_each_malformed_line_gets_one_error_then_a_valid_check_is_answered(served, bad):
+def test_each_malformed_line_gets_one_error_then_a_valid_check_is_answered(served, bad, caplog):
     _, server = served
+    caplog.set_level(logging.DEBUG)
     conn = p.Connection.connect(server.address)
     conn.settimeout(5)
     conn.sock.sendall(bad + b"\n")
@@ -72,6 +74,7 @@ def test_each_malformed_line_gets_one_error_then_a_valid_check_is_answered(serve
     assert isinstance(answer, p.Decision) and answer.action == "none"
     assert time.monotonic() - t0 < 1.0
     conn.close()
+    assert not [r for r in caplog.records if r.exc_info], "bad input must not leave a traceback in the log"
 
 
 def test_a_10_mb_line_gets_one_error_and_the_connection_is_closed(served):
