@@ -204,6 +204,12 @@ def test_ejb_submit_with_the_manager_up_bundles_dmr_jobs_and_passes_the_rest_to_
         assert f"StdOut={work}/out-{job}.txt" in shown  # the user reads one file
         app = request(manager.address, {"op": "status", "eid": job})["apps"][0]
         assert app["phase"] == "running" and app["subjobs"]["0"]["state"] == "pending"  # J0 keeps its place
+        # what the user types to see it: a table, or one JSON object
+        cli = [sys.executable, "-m", "ejb", "status", str(job), "--manager", manager.address]
+        table = subprocess.run(cli, capture_output=True, text=True, env=env, timeout=30)
+        assert table.returncode == 0 and str(job) in table.stdout and "running" in table.stdout, table
+        shown_json = subprocess.run([*cli, "--json"], capture_output=True, text=True, env=env, timeout=30)
+        assert json.loads(shown_json.stdout)["apps"][0]["eid"] == job
     finally:
         manager.stop()
 
