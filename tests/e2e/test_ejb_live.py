@@ -1,8 +1,9 @@
 """Elastic Job Bundling on the local cluster: ejb-submit, the EJB manager and its pilots, real ranks.
 
 A rigid background job holds 6 of the 8 nodes for a minute; a 4-node FS job would wait for it.
-Through ejb-submit it starts at once in a 2-node subjob (two ranks per CPU), moves to J0 when the
-background job ends, and prints the result the same job prints under plain sbatch.
+Through ejb-submit it starts at once in a 2-node subjob (two ranks per CPU), moves to J0 (or into a
+second subjob on the freed nodes) when the background job ends, and prints the result the same job
+prints under plain sbatch.
 """
 
 from __future__ import annotations
@@ -101,9 +102,17 @@ def test_a_waiting_job_starts_now_in_a_subjob_moves_to_j0_and_prints_sbatchs_res
     assert "Traceback" not in log, log[-3000:]
     status = out.status
     assert status is not None and status["phase"] == "done" and status["migrations"] >= 1
-    assert any("migrate all processes to J0" in what for _, what in status["events"])
+    # when the background job ends, J0 and a second subjob on the other freed nodes may start in
+    # either order: J0 first -> everything moves to J0; the subjob first -> the application already
+    # runs at full size when J0 starts, so EJB-sched keeps the subjobs and cancels J0 (section 3.3)
+    events = [what for _, what in status["events"]]
+    to_j0 = any("migrate all processes to J0" in what for what in events)
+    kept = any("J0 started; subjobs finish earlier" in what for what in events)
+    assert to_j0 or kept, events
     resizes = [r[1] for r in out.result["resizes"]]
-    assert resizes[:2] == ["expand", "shrink"]  # into J0, then out of the subjob (rank 0 moved too)
+    assert resizes[:1] == ["expand"]  # ranks joined J0 or the better slot
+    if to_j0:
+        assert resizes[:2] == ["expand", "shrink"]  # into J0, then out of the subjob (rank 0 moved too)
     assert out.turnaround < 60 + 40, f"turnaround {out.turnaround:.0f} s: no better than sbatch"
     assert scenario.leftover(scenario.env_for(conf), tmp_path, out.job) == []
     scenario.wait_for(lambda: idle_nodes() == 8, 30, 0.5)  # every node back
