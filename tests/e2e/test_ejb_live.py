@@ -182,10 +182,14 @@ def test_ejb_submit_with_the_manager_up_bundles_dmr_jobs_and_passes_the_rest_to_
 
     try:
         scenario.background(scenario.Shape(), env, tmp_path)
-        before = scenario.queue(env, tmp_path)
+
+        def jobs() -> list[tuple[int, str]]:  # ids and names: the background job may start meanwhile
+            return [(j, name) for j, name, _ in scenario.queue(env, tmp_path)]
+
+        before = jobs()
         bad = submit("-N", "4", "--no-such-option", "--wrap", "dmr-run -- true")
         assert bad.returncode != 0 and "unrecognized option" in bad.stderr
-        assert scenario.queue(env, tmp_path) == before  # sbatch's error, nothing submitted
+        assert jobs() == before  # sbatch's error, nothing submitted
         plain = submit("-N", "4", "--ntasks-per-node", "2", "-o", "/dev/null", "--wrap", "sleep 5")
         assert plain.returncode == 0 and "submitted with plain sbatch" in plain.stderr
         assert "does not run its application with dmr" in plain.stderr
