@@ -116,11 +116,13 @@ class DBES(Policy):
         return out
 
     def _deps(self, cl: WorkingView, t: float) -> list[Running]:
-        # cl.ending_at(t) filtered, in one pass: called several times per StartLater job
+        # cl.ending_at(t) filtered to malleable jobs: called several times per StartLater job
         tol = 1e-6 * max(1.0, abs(t))
-        return [r for r in cl.running.values() if abs(r.end - t) <= tol and r.malleable]
+        return [r for r in cl.malleable_running() if abs(r.end - t) <= tol]
 
     def _clear_invalid(self, cl: WorkingView, later: list[tuple[Job, float]]) -> None:
+        if all(f is None for f in self.expanded_for.values()):
+            return  # no mark to clear (the common case): skip computing every dependency
         deps = {job.job_id: {r.job_id for r in self._deps(cl, t)} for job, t in later}
         for jid, for_job in self.expanded_for.items():
             if for_job is not None and jid not in deps.get(for_job, ()):
@@ -190,8 +192,11 @@ class DBES(Policy):
     def _second_expansion(self, cl: WorkingView, later: list[tuple[Job, float]]) -> None:
         if cl.free <= 0:
             return
+        jobs = [r for r in cl.malleable_running() if r.size < r.max]
+        if not jobs:
+            return
         depended = {r.job_id for _, t in later for r in self._deps(cl, t)}
-        jobs = [r for r in cl.malleable_running() if r.job_id not in depended and r.size < r.max]
+        jobs = [r for r in jobs if r.job_id not in depended]
         if not jobs:
             return
         before = {r.job_id: r.size for r in jobs}

@@ -108,13 +108,30 @@ class WorkingView:
         }
         self.pending: list[Job] = list(snap.pending)
         self.decisions: list[Decision] = []
+        # Every change to this copy records a decision, so the decision count versions it: the
+        # profile and the malleable jobs, asked for several times per call, are built once per version.
+        self._profile: tuple[int, SnapshotProfile] | None = None
+        self._malleable: tuple[int, list[Running]] | None = None
 
     # --- queries -----------------------------------------------------------------------
     def profile(self) -> SnapshotProfile:
-        return SnapshotProfile(self.now, self.free, ((r.end, r.size) for r in self.running.values()))
+        """Free nodes over time from the copy as it is now (a fresh profile the caller may change)."""
+        version = len(self.decisions)
+        cached = self._profile
+        if cached is None or cached[0] != version:
+            prof = SnapshotProfile(self.now, self.free, [(r.end, r.size) for r in self.running.values()])
+            self._profile = (version, prof)
+            return prof.copy()
+        return cached[1].copy()
 
     def malleable_running(self) -> list[Running]:
-        return [r for r in self.running.values() if r.malleable]
+        """Running malleable jobs, in running order (shared until the next change: do not modify)."""
+        version = len(self.decisions)
+        cached = self._malleable
+        if cached is None or cached[0] != version:
+            cached = (version, [r for r in self.running.values() if r.malleable])
+            self._malleable = cached
+        return cached[1]
 
     def ending_at(self, t: float, eps: float = 1e-6) -> list[Running]:
         """Running jobs whose expected end is ``t`` (the jobs a reservation at ``t`` waits for)."""
