@@ -249,16 +249,25 @@ class WorkingView:
         start_size: Callable[[Job], int],
         reason: str,
         profile: SnapshotProfile | None = None,
+        resume: tuple[int, list[tuple[Job, float]]] | None = None,
     ) -> list[tuple[Job, float]]:
         """Priority-order pass with ``depth`` reservations (Maui ``ReservationDepth``; EASY is 1).
 
         Each pending job starts now if it fits without delaying an earlier reservation;
         otherwise, while fewer than ``depth`` reservations exist, it gets one at its earliest
         start. Returns the reservations made, in priority order.
+
+        ``resume=(k, reserved)``: the pass over ``pending[:k]`` is known to have started nothing
+        and made ``reserved`` (already in ``profile``); it goes on from ``pending[k]``.
         """
         prof = profile or self.profile()
         reserved: list[tuple[Job, float]] = []
-        for job in list(self.pending):
+        jobs = self.pending
+        if resume is not None:
+            k, done = resume
+            reserved = list(done)
+            jobs = jobs[k:]
+        for job in list(jobs):
             full = len(reserved) >= depth
             if full and self.free == 0:
                 break  # nothing can start, nor be reserved, any more
