@@ -59,6 +59,8 @@ class DBES(Policy):
         self.depth = check_depth(reservation_depth)
         # running malleable job id -> pending job id it was expanded for, or None (step two)
         self.expanded_for: dict[int, int | None] = {}
+        # the working copy and (decision count, marks) at the last _forget_gone
+        self._forgot: tuple[WorkingView, tuple[int, int]] | None = None
         # the last StartLater pass, for the backfill (see _backfill_resume); dropped after use
         self._pass: tuple[WorkingView, int, SnapshotProfile, int, list[tuple[Job, float]]] | None = None
 
@@ -84,16 +86,25 @@ class DBES(Policy):
             later = self._start_later(cl)
         self._first_expansion(cl, later)
 
-        later = cl.backfill(self.depth, min_size, "DBES: backfill", *self._backfill_resume(cl, later))
-        self._second_expansion(cl, later)
+        resume = self._backfill_resume(cl, later)
+        if cl.free > 0:  # else the backfill starts nothing and step 2 has no node to give
+            later = cl.backfill(self.depth, min_size, "DBES: backfill", *resume)
+            self._second_expansion(cl, later)
+        self._forgot = None  # holds the working copy
         return cl.decisions
 
     # ------------------------------------------------------------------------------------
     def _forget_gone(self, cl: WorkingView) -> None:
+        # Which marks go depends on the copy (versioned by its decision count) and the marked
+        # jobs (only this method drops marks): a second call with neither changed drops none.
+        key = (len(cl.decisions), len(self.expanded_for))
+        if self._forgot is not None and self._forgot[0] is cl and self._forgot[1] == key:
+            return
         for jid in list(self.expanded_for):
             r = cl.running.get(jid)
             if r is None or r.size <= r.min:
                 del self.expanded_for[jid]
+        self._forgot = (cl, (len(cl.decisions), len(self.expanded_for)))
 
     def _forget_idle(self, snap: Snapshot) -> None:
         """What a call on an empty queue with no idle node does to the marks: ``_forget_gone``,
@@ -163,7 +174,8 @@ class DBES(Policy):
     def _clear_invalid(self, cl: WorkingView, later: list[tuple[Job, float]]) -> None:
         if all(f is None for f in self.expanded_for.values()):
             return  # no mark to clear (the common case): skip computing every dependency
-        deps = {job.job_id: {r.job_id for r in self._deps(cl, t)} for job, t in later}
+        marked = set(self.expanded_for.values())
+        deps = {job.job_id: {r.job_id for r in self._deps(cl, t)} for job, t in later if job.job_id in marked}
         for jid, for_job in self.expanded_for.items():
             if for_job is not None and jid not in deps.get(for_job, ()):
                 self.expanded_for[jid] = _NONE

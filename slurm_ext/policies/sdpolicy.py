@@ -241,6 +241,20 @@ class SDPolicy(Policy):
             return None
         tabs = [table(r) for r in group]
         best: tuple[tuple[int, ...], float] | None = None
+        if len(group) == 2:
+            # the default max_mates: _shares's order (a rising) and sums, without a generator
+            t0, t1 = tabs
+            low = 0.0
+            for a in range(max(1, need - caps[1]), min(caps[0], need - 1) + 1):
+                p0, p1 = t0[a], t1[need - a]
+                if p0 is None or p1 is None:
+                    continue
+                total = p0 + p1
+                if best is None or total < low:
+                    best, low = ((a, need - a), total), total
+            if best is None:
+                return None
+            return ((group[0].job_id, best[0][0]), (group[1].job_id, best[0][1])), best[1]
         for shares in _shares(caps, need):
             ps = [t[a] for t, a in zip(tabs, shares, strict=True)]
             if any(p is None for p in ps):

@@ -115,8 +115,11 @@ def _running_tuple(sim: Simulator) -> tuple[Job, ...]:
         )
     try:
         return tuple(map(cache.__getitem__, order))
-    except KeyError:
-        return tuple([_cached_running(sim, i) for i in order])
+    except KeyError:  # jobs started or resized since the last snapshot: build just those
+        exp_end = sim.exp_end
+        for i in set(order).difference(cache):
+            cache[i] = _running_job(sim, i, exp_end[i])
+        return tuple(map(cache.__getitem__, order))
 
 
 def _cached_running(sim: Simulator, i: int) -> Job:
