@@ -204,13 +204,22 @@ class DBES(Policy):
     def _shrink_phase(self, cl: WorkingView, later: list[tuple[Job, float]]) -> None:
         for i, (job, _) in enumerate(later):
             n = min_size(job)
-            if n > cl.free and not self.expanded_for:
-                break  # no expanded job to shrink: reclaim would fail at once
+            if n - cl.free > self._spare(cl):
+                break  # even every expanded job shrunk to its min would not free enough
             donors = self._donors(cl, later, i)
             if not cl.reclaim(n, donors, f"DBES: shrink to start StartLater job {job.job_id}", job.job_id):
                 break
             cl.start(job, n, "DBES: StartLater job started by shrinking expanded jobs")
         self._forget_gone(cl)
+
+    def _spare(self, cl: WorkingView) -> int:
+        """Nodes all marked jobs could give back: at least what ``_donors`` may give any job."""
+        spare = 0
+        for jid in self.expanded_for:
+            r = cl.running.get(jid)
+            if r is not None and r.malleable and r.size > r.min:
+                spare += r.size - r.min
+        return spare
 
     def _first_expansion(self, cl: WorkingView, later: list[tuple[Job, float]]) -> None:
         for i, (job, t) in enumerate(later):
