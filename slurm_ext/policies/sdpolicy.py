@@ -221,11 +221,45 @@ class SDPolicy(Policy):
         ranked = sorted(mates, key=lambda r: (self.penalty(r, min(caps[r.job_id], need), duration), r.job_id))
         ranked = ranked[: self.candidate_mates]
         best: tuple[tuple[tuple[int, int], ...], float] | None = None
-        for m in range(1, self.max_mates + 1):
+        for m in range(1, min(self.max_mates, need) + 1):  # more mates than nodes: no split
+            if m == 2:
+                best = self._best_pair(ranked, need, table, caps, best)
+                continue
             for group in combinations(ranked, m):
                 found = self._split(group, need, table, caps)
                 if found is not None and (best is None or found[1] < best[1] - 1e-12):
                     best = found
+        return best
+
+    def _best_pair(
+        self,
+        ranked: list[Running],
+        need: int,
+        table: Callable[[Running], list[float | None]],
+        caps_of: dict[int, int],
+        best: tuple[tuple[tuple[int, int], ...], float] | None,
+    ) -> tuple[tuple[tuple[int, int], ...], float] | None:
+        """The pairs of ``_best_set`` in ``combinations`` order, each split as ``_split`` does:
+        up to 190 pairs per call, so the pairs that cannot lend ``need`` are passed over first."""
+        caps = [caps_of[r.job_id] for r in ranked]
+        for i, ri in enumerate(ranked):
+            ci = caps[i]
+            for j in range(i + 1, len(ranked)):
+                cj = caps[j]
+                if ci + cj < need:
+                    continue
+                t0, t1 = table(ri), table(ranked[j])
+                split: tuple[int, float] | None = None
+                for a in range(max(1, need - cj), min(ci, need - 1) + 1):
+                    p0, p1 = t0[a], t1[need - a]
+                    if p0 is None or p1 is None:
+                        continue
+                    total = p0 + p1
+                    if split is None or total < split[1]:
+                        split = (a, total)
+                if split is not None and (best is None or split[1] < best[1] - 1e-12):
+                    a = split[0]
+                    best = ((ri.job_id, a), (ranked[j].job_id, need - a)), split[1]
         return best
 
     def _split(
@@ -241,20 +275,6 @@ class SDPolicy(Policy):
             return None
         tabs = [table(r) for r in group]
         best: tuple[tuple[int, ...], float] | None = None
-        if len(group) == 2:
-            # the default max_mates: _shares's order (a rising) and sums, without a generator
-            t0, t1 = tabs
-            low = 0.0
-            for a in range(max(1, need - caps[1]), min(caps[0], need - 1) + 1):
-                p0, p1 = t0[a], t1[need - a]
-                if p0 is None or p1 is None:
-                    continue
-                total = p0 + p1
-                if best is None or total < low:
-                    best, low = ((a, need - a), total), total
-            if best is None:
-                return None
-            return ((group[0].job_id, best[0][0]), (group[1].job_id, best[0][1])), best[1]
         for shares in _shares(caps, need):
             ps = [t[a] for t, a in zip(tabs, shares, strict=True)]
             if any(p is None for p in ps):
