@@ -37,6 +37,7 @@ from typing import ClassVar
 from slurm_ext.decisions import Decision
 from slurm_ext.model import Job, Snapshot
 from slurm_ext.policies.base import Policy
+from slurm_ext.policies.profile import INF, SnapshotProfile
 from slurm_ext.policies.working_view import (
     Running,
     WorkingView,
@@ -58,9 +59,17 @@ class DBES(Policy):
         self.depth = check_depth(reservation_depth)
         # running malleable job id -> pending job id it was expanded for, or None (step two)
         self.expanded_for: dict[int, int | None] = {}
+        # the working copy and (decision count, marks) at the last _forget_gone
+        self._forgot: tuple[WorkingView, tuple[int, int]] | None = None
+        # the last StartLater pass, for the backfill (see _backfill_resume); dropped after use
+        self._pass: tuple[WorkingView, int, SnapshotProfile, int, list[tuple[Job, float]]] | None = None
 
     # ------------------------------------------------------------------------------------
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
+        if not snap.pending and snap.free == 0 and not any(j.evolving for j in snap.running):
+            # Nothing to start and no node to give (about one call in ten): only the marks move.
+            self._forget_idle(snap)
+            return []
         cl = WorkingView(snap)
         self._forget_gone(cl)
         # lines 9-24: evolving requests first, from idle nodes, else by shrinking jobs
@@ -77,16 +86,39 @@ class DBES(Policy):
             later = self._start_later(cl)
         self._first_expansion(cl, later)
 
-        later = cl.backfill(self.depth, min_size, "DBES: backfill")
-        self._second_expansion(cl, later)
+        resume = self._backfill_resume(cl, later)
+        if cl.free > 0:  # else the backfill starts nothing and step 2 has no node to give
+            later = cl.backfill(self.depth, min_size, "DBES: backfill", *resume)
+            self._second_expansion(cl, later)
+        self._forgot = None  # holds the working copy
         return cl.decisions
 
     # ------------------------------------------------------------------------------------
     def _forget_gone(self, cl: WorkingView) -> None:
+        # Which marks go depends on the copy (versioned by its decision count) and the marked
+        # jobs (only this method drops marks): a second call with neither changed drops none.
+        key = (len(cl.decisions), len(self.expanded_for))
+        if self._forgot is not None and self._forgot[0] is cl and self._forgot[1] == key:
+            return
         for jid in list(self.expanded_for):
             r = cl.running.get(jid)
             if r is None or r.size <= r.min:
                 del self.expanded_for[jid]
+        self._forgot = (cl, (len(cl.decisions), len(self.expanded_for)))
+
+    def _forget_idle(self, snap: Snapshot) -> None:
+        """What a call on an empty queue with no idle node does to the marks: ``_forget_gone``,
+        then no StartLater job, so no job is expanded for one any more."""
+        if not self.expanded_for:
+            return
+        running = {j.job_id: j for j in snap.running}
+        for jid in list(self.expanded_for):
+            j = running.get(jid)
+            spec = None if j is None else j.malleable
+            if j is None or spec is None or j.node_count <= max(spec.min_nodes, 1):
+                del self.expanded_for[jid]
+            else:
+                self.expanded_for[jid] = _NONE
 
     def _evolving_donors(self, cl: WorkingView) -> Callable[[], list[Running]]:
         def order() -> list[Running]:
@@ -101,27 +133,49 @@ class DBES(Policy):
         """StartLater jobs with their reservation times, without starting anything."""
         prof = cl.profile()
         out: list[tuple[Job, float]] = []
+        clean = True  # every job passed was reserved or too large: the backfill would do the same
+        k = 0
         for job in cl.pending:
             if len(out) >= self.depth:
                 break
+            k += 1
             n = min_size(job)
             if n > cl.total:
                 continue
             dur = scaled_duration(job, n)
             t = prof.earliest_start(n, dur)
             if t <= cl.now:
+                clean = False
                 continue  # could start now: a backfill candidate, not a StartLater job
+            if t == INF:
+                clean = False  # reserved here, not by the backfill
             prof.reserve(t, dur, n)
             out.append((job, t))
+        self._pass = (cl, len(cl.decisions), prof, k, out) if clean else None
         return out
 
+    def _backfill_resume(
+        self, cl: WorkingView, later: list[tuple[Job, float]]
+    ) -> tuple[SnapshotProfile | None, tuple[int, list[tuple[Job, float]]] | None]:
+        """Where the backfill may start: unless the copy changed since the last StartLater pass,
+        its first ``k`` jobs are that pass again (each job there got the same earliest start,
+        after now), so the backfill goes on from that pass's profile and reservations."""
+        last, self._pass = self._pass, None
+        if last is None or last[0] is not cl or last[1] != len(cl.decisions) or last[4] is not later:
+            return None, None
+        _, _, prof, k, out = last
+        return prof, (k, out)
+
     def _deps(self, cl: WorkingView, t: float) -> list[Running]:
-        # cl.ending_at(t) filtered, in one pass: called several times per StartLater job
+        # cl.ending_at(t) filtered to malleable jobs: called several times per StartLater job
         tol = 1e-6 * max(1.0, abs(t))
-        return [r for r in cl.running.values() if abs(r.end - t) <= tol and r.malleable]
+        return [r for r in cl.malleable_running() if abs(r.end - t) <= tol]
 
     def _clear_invalid(self, cl: WorkingView, later: list[tuple[Job, float]]) -> None:
-        deps = {job.job_id: {r.job_id for r in self._deps(cl, t)} for job, t in later}
+        if all(f is None for f in self.expanded_for.values()):
+            return  # no mark to clear (the common case): skip computing every dependency
+        marked = set(self.expanded_for.values())
+        deps = {job.job_id: {r.job_id for r in self._deps(cl, t)} for job, t in later if job.job_id in marked}
         for jid, for_job in self.expanded_for.items():
             if for_job is not None and jid not in deps.get(for_job, ()):
                 self.expanded_for[jid] = _NONE
@@ -150,11 +204,22 @@ class DBES(Policy):
     def _shrink_phase(self, cl: WorkingView, later: list[tuple[Job, float]]) -> None:
         for i, (job, _) in enumerate(later):
             n = min_size(job)
+            if n - cl.free > self._spare(cl):
+                break  # even every expanded job shrunk to its min would not free enough
             donors = self._donors(cl, later, i)
             if not cl.reclaim(n, donors, f"DBES: shrink to start StartLater job {job.job_id}", job.job_id):
                 break
             cl.start(job, n, "DBES: StartLater job started by shrinking expanded jobs")
         self._forget_gone(cl)
+
+    def _spare(self, cl: WorkingView) -> int:
+        """Nodes all marked jobs could give back: at least what ``_donors`` may give any job."""
+        spare = 0
+        for jid in self.expanded_for:
+            r = cl.running.get(jid)
+            if r is not None and r.malleable and r.size > r.min:
+                spare += r.size - r.min
+        return spare
 
     def _first_expansion(self, cl: WorkingView, later: list[tuple[Job, float]]) -> None:
         for i, (job, t) in enumerate(later):
@@ -190,8 +255,11 @@ class DBES(Policy):
     def _second_expansion(self, cl: WorkingView, later: list[tuple[Job, float]]) -> None:
         if cl.free <= 0:
             return
+        jobs = [r for r in cl.malleable_running() if r.size < r.max]
+        if not jobs:
+            return
         depended = {r.job_id for _, t in later for r in self._deps(cl, t)}
-        jobs = [r for r in cl.malleable_running() if r.job_id not in depended and r.size < r.max]
+        jobs = [r for r in jobs if r.job_id not in depended]
         if not jobs:
             return
         before = {r.job_id: r.size for r in jobs}

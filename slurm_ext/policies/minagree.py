@@ -28,7 +28,8 @@ class MinAgree(Policy):
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
         cl = WorkingView(snap)
         cl.serve_evolving(list, "minAgree")  # no evolving jobs in 001_*: asks get idle nodes only
-        cl.backfill(1, min_size, "minAgree step 1: EASY backfilling")
+        if cl.free > 0:  # with no idle node the backfill starts nothing (it would only reserve)
+            cl.backfill(1, min_size, "minAgree step 1: EASY backfilling")
         for job in list(cl.pending):
             n = min_size(job)
             if n > cl.total:

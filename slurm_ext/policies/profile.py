@@ -12,6 +12,7 @@ from bisect import bisect_right
 from collections.abc import Iterable
 
 INF = math.inf
+_new_profile = object.__new__
 
 
 class SnapshotProfile:
@@ -43,6 +44,12 @@ class SnapshotProfile:
                 last = t
         self.times = times
         self.free = free
+
+    def copy(self) -> SnapshotProfile:
+        other = _new_profile(SnapshotProfile)
+        other.times = self.times.copy()
+        other.free = self.free.copy()
+        return other
 
     @property
     def now(self) -> float:

@@ -78,6 +78,10 @@ class SDPolicy(Policy):
         self.candidate_mates = candidate_mates  # the paper's "first nm mates with lower p"
         self.requested: dict[int, float] = {}  # job id -> requested time, as first seen
         self.loans: dict[int, tuple[tuple[int, int], ...]] = {}  # new job -> (mate, nodes)
+        # (working copy, its decision count, what _mates returned for it)
+        self._mate_cache: (
+            tuple[WorkingView, int, tuple[dict[int, int], list[Running], list[Running]]] | None
+        ) = None
 
     # ------------------------------------------------------------------------------------
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
@@ -89,6 +93,8 @@ class SDPolicy(Policy):
         reservations: list[tuple[float, float, int]] = []
         prof = cl.profile()
         for job in list(cl.pending):
+            if cl.free == 0 and not self._mates(cl)[1]:
+                break  # no node to start a job on, statically or with mates: nothing more can start
             n = job.node_count
             if n > cl.total:
                 continue
@@ -107,6 +113,7 @@ class SDPolicy(Policy):
             if len(reservations) < self.depth and t != INF:
                 prof.reserve(t, dur, n)
                 reservations.append((t, dur, n))
+        self._mate_cache = None  # holds the working copy
         return cl.decisions
 
     # ------------------------------------------------------------------------------------
@@ -130,12 +137,9 @@ class SDPolicy(Policy):
         req = scaled_duration(job, want)
         if req == INF:
             return None
-        # what each mate may lend (fixed during this call): computed once, read many times
-        caps = {r.job_id: self._cap(r) for r in cl.malleable_running()}
-        mates = [r for r in cl.malleable_running() if caps[r.job_id] > 0]
-        # As k falls the job ends later: fewer mates end after it (a shrinking suffix of
-        # ``by_end``) and the idle window grows, so both are followed incrementally.
-        by_end = sorted(mates, key=lambda r: r.end)
+        caps, mates, by_end = self._mates(cl)
+        if not mates:
+            return None
         first = 0  # by_end[first:] are the mates ending at or after the job
         top = -1  # the largest max_mates caps among them, summed (-1: not computed yet)
         now, times, free = cl.now, prof.times, prof.free
@@ -177,45 +181,110 @@ class SDPolicy(Policy):
             k -= 1
         return None
 
+    def _mates(self, cl: WorkingView) -> tuple[dict[int, int], list[Running], list[Running]]:
+        """What each malleable job may lend, the jobs that may lend, and those by expected end.
+
+        Kept while the working copy is unchanged (its decision count): one pass over the queue
+        asks for them once per malleable job that cannot start statically."""
+        version = len(cl.decisions)
+        cached = self._mate_cache
+        if cached is not None and cached[0] is cl and cached[1] == version:
+            return cached[2]
+        malleable = cl.malleable_running()
+        caps = {r.job_id: self._cap(r) for r in malleable}
+        mates = [r for r in malleable if caps[r.job_id] > 0]
+        # As k falls the job ends later: fewer mates end after it (a shrinking suffix of
+        # ``by_end``) and the idle window grows, so both are followed incrementally.
+        by_end = sorted(mates, key=_end)
+        self._mate_cache = (cl, version, (caps, mates, by_end))
+        return caps, mates, by_end
+
     # ------------------------------------------------------------------------------------
     def _best_set(
         self, mates: list[Running], need: int, duration: float, limit: float, caps: dict[int, int]
     ) -> tuple[tuple[tuple[int, int], ...], float] | None:
-        def ok(r: Running, a: int) -> float | None:
-            p = self.penalty(r, a, duration)
-            return p if p < limit else None
+        # Each mate's penalty per share, or None at or above the limit: the groups below read
+        # every share of every mate many times (a pair of mates tries up to ``need`` splits).
+        tables: dict[int, list[float | None]] = {}
+
+        def table(r: Running) -> list[float | None]:
+            t = tables.get(r.job_id)
+            if t is None:
+                t = [None]  # share 0: never lent
+                for a in range(1, min(caps[r.job_id], need) + 1):
+                    p = self.penalty(r, a, duration)
+                    t.append(p if p < limit else None)
+                tables[r.job_id] = t
+            return t
 
         # sort by the penalty of lending what is needed (or all it can), keep the first nm
         ranked = sorted(mates, key=lambda r: (self.penalty(r, min(caps[r.job_id], need), duration), r.job_id))
         ranked = ranked[: self.candidate_mates]
         best: tuple[tuple[tuple[int, int], ...], float] | None = None
-        for m in range(1, self.max_mates + 1):
+        for m in range(1, min(self.max_mates, need) + 1):  # more mates than nodes: no split
+            if m == 2:
+                best = self._best_pair(ranked, need, table, caps, best)
+                continue
             for group in combinations(ranked, m):
-                found = self._split(group, need, ok, caps)
+                found = self._split(group, need, table, caps)
                 if found is not None and (best is None or found[1] < best[1] - 1e-12):
                     best = found
+        return best
+
+    def _best_pair(
+        self,
+        ranked: list[Running],
+        need: int,
+        table: Callable[[Running], list[float | None]],
+        caps_of: dict[int, int],
+        best: tuple[tuple[tuple[int, int], ...], float] | None,
+    ) -> tuple[tuple[tuple[int, int], ...], float] | None:
+        """The pairs of ``_best_set`` in ``combinations`` order, each split as ``_split`` does:
+        up to 190 pairs per call, so the pairs that cannot lend ``need`` are passed over first."""
+        caps = [caps_of[r.job_id] for r in ranked]
+        for i, ri in enumerate(ranked):
+            ci = caps[i]
+            for j in range(i + 1, len(ranked)):
+                cj = caps[j]
+                if ci + cj < need:
+                    continue
+                t0, t1 = table(ri), table(ranked[j])
+                split: tuple[int, float] | None = None
+                for a in range(max(1, need - cj), min(ci, need - 1) + 1):
+                    p0, p1 = t0[a], t1[need - a]
+                    if p0 is None or p1 is None:
+                        continue
+                    total = p0 + p1
+                    if split is None or total < split[1]:
+                        split = (a, total)
+                if split is not None and (best is None or split[1] < best[1] - 1e-12):
+                    a = split[0]
+                    best = ((ri.job_id, a), (ranked[j].job_id, need - a)), split[1]
         return best
 
     def _split(
         self,
         group: tuple[Running, ...],
         need: int,
-        ok: Callable[[Running, int], float | None],
+        table: Callable[[Running], list[float | None]],
         caps_of: dict[int, int],
     ) -> tuple[tuple[tuple[int, int], ...], float] | None:
         """Best way for ``group`` to lend exactly ``need`` nodes, each mate at least one."""
         caps = [caps_of[r.job_id] for r in group]
         if sum(caps) < need or len(group) > need:
             return None
-        best: tuple[tuple[tuple[int, int], ...], float] | None = None
+        tabs = [table(r) for r in group]
+        best: tuple[tuple[int, ...], float] | None = None
         for shares in _shares(caps, need):
-            ps = [ok(r, a) for r, a in zip(group, shares, strict=True)]
+            ps = [t[a] for t, a in zip(tabs, shares, strict=True)]
             if any(p is None for p in ps):
                 continue
             total = sum(p for p in ps if p is not None)
             if best is None or total < best[1]:
-                best = (tuple((r.job_id, a) for r, a in zip(group, shares, strict=True)), total)
-        return best
+                best = (shares, total)
+        if best is None:
+            return None
+        return tuple((r.job_id, a) for r, a in zip(group, best[0], strict=True)), best[1]
 
     def _cap(self, r: Running) -> int:
         return min(r.size - r.min, math.floor(self.sharing_factor * r.size))
@@ -252,6 +321,10 @@ class SDPolicy(Policy):
                 grow = min(lent, r.max - r.size, cl.free)
                 if grow > 0:
                     cl.resize(r, r.size + grow, f"SD: job {new_id} ended, nodes back to mate")
+
+
+def _end(r: Running) -> float:
+    return r.end
 
 
 def _shares(caps: list[int], need: int) -> Iterator[tuple[int, ...]]:

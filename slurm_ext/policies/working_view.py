@@ -108,13 +108,30 @@ class WorkingView:
         }
         self.pending: list[Job] = list(snap.pending)
         self.decisions: list[Decision] = []
+        # Every change to this copy records a decision, so the decision count versions it: the
+        # profile and the malleable jobs, asked for several times per call, are built once per version.
+        self._profile: tuple[int, SnapshotProfile] | None = None
+        self._malleable: tuple[int, list[Running]] | None = None
 
     # --- queries -----------------------------------------------------------------------
     def profile(self) -> SnapshotProfile:
-        return SnapshotProfile(self.now, self.free, ((r.end, r.size) for r in self.running.values()))
+        """Free nodes over time from the copy as it is now (a fresh profile the caller may change)."""
+        version = len(self.decisions)
+        cached = self._profile
+        if cached is None or cached[0] != version:
+            prof = SnapshotProfile(self.now, self.free, [(r.end, r.size) for r in self.running.values()])
+            self._profile = (version, prof)
+            return prof.copy()
+        return cached[1].copy()
 
     def malleable_running(self) -> list[Running]:
-        return [r for r in self.running.values() if r.malleable]
+        """Running malleable jobs, in running order (shared until the next change: do not modify)."""
+        version = len(self.decisions)
+        cached = self._malleable
+        if cached is None or cached[0] != version:
+            cached = (version, [r for r in self.running.values() if r.malleable])
+            self._malleable = cached
+        return cached[1]
 
     def ending_at(self, t: float, eps: float = 1e-6) -> list[Running]:
         """Running jobs whose expected end is ``t`` (the jobs a reservation at ``t`` waits for)."""
@@ -232,16 +249,25 @@ class WorkingView:
         start_size: Callable[[Job], int],
         reason: str,
         profile: SnapshotProfile | None = None,
+        resume: tuple[int, list[tuple[Job, float]]] | None = None,
     ) -> list[tuple[Job, float]]:
         """Priority-order pass with ``depth`` reservations (Maui ``ReservationDepth``; EASY is 1).
 
         Each pending job starts now if it fits without delaying an earlier reservation;
         otherwise, while fewer than ``depth`` reservations exist, it gets one at its earliest
         start. Returns the reservations made, in priority order.
+
+        ``resume=(k, reserved)``: the pass over ``pending[:k]`` is known to have started nothing
+        and made ``reserved`` (already in ``profile``); it goes on from ``pending[k]``.
         """
         prof = profile or self.profile()
         reserved: list[tuple[Job, float]] = []
-        for job in list(self.pending):
+        jobs = self.pending
+        if resume is not None:
+            k, done = resume
+            reserved = list(done)
+            jobs = jobs[k:]
+        for job in list(jobs):
             full = len(reserved) >= depth
             if full and self.free == 0:
                 break  # nothing can start, nor be reserved, any more

@@ -220,7 +220,8 @@ class Simulator:
         # Queued jobs per size (index = nodes): lets a pass see at once that no queued job fits in
         # the free nodes (a long queue, e.g. DMR's, would otherwise be scanned after every end).
         self.qsizes: list[int] = [0] * (self.total_nodes + 1)
-        self._job_cache: dict[int, tuple[object, object]] = {}  # running jobs' Job objects, see snapshot.py
+        # Running jobs' Job objects (snapshot.py); dropped when the job is resized or ends.
+        self._job_cache: dict[int, Job] = {}
         self._pending_jobs: dict[int, Job] = {}  # queued jobs' Job objects, see snapshot.py
         # The queue and its Job tuple at the last snapshot (snapshot.py); replaced, never mutated.
         self._pending_tuple: tuple[list[int], tuple[Job, ...]] = ([], ())
@@ -437,6 +438,7 @@ class Simulator:
         n = self.size[i]
         self.free -= n
         self._run_ver += 1
+        self._job_cache.pop(i, None)  # none unless a restored state ran it: never show a stale Job
         self.state[i] = RUNNING
         self.start_t[i] = now
         lim = self.lim[i]
@@ -510,6 +512,7 @@ class Simulator:
         self._stable = 0
         self._dirty = True
         self.resize_log.append((now, self.jid[i], self.size[i], new))
+        self._job_cache.pop(i, None)
         self._remove_end(i)
         self._run_ver += 1
         self.free += self.size[i] - new

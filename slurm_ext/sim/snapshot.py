@@ -102,20 +102,31 @@ def build_snapshot(sim: Simulator) -> Snapshot:
 
 
 def _running_tuple(sim: Simulator) -> tuple[Job, ...]:
-    """Running jobs by expected end; each Job cached until its job changes (resized, asking)."""
+    """Running jobs by expected end. Each Job is cached until its job is resized or ends (the
+    engine drops it then), so the tuple is one map at C speed; a job asking to evolve gets a
+    Job of its own, never cached, that shows its ask."""
     cache = sim._job_cache
-    running: list[Job] = []
-    append = running.append
+    order = [i for _, i in sim.ends]
     asking = sim.evolve_asking
-    ver = sim.ver
-    for exp, i in sim.ends:
-        key = (ver[i], exp, asking.get(i) if asking else None)
-        hit = cache.get(i)
-        if hit is None or hit[0] != key:
-            hit = (key, _running_job(sim, i, exp))
-            cache[i] = hit
-        append(hit[1])  # type: ignore[arg-type]
-    return tuple(running)
+    if asking:
+        exp_end = sim.exp_end
+        return tuple(
+            _running_job(sim, i, exp_end[i]) if i in asking else _cached_running(sim, i) for i in order
+        )
+    try:
+        return tuple(map(cache.__getitem__, order))
+    except KeyError:  # jobs started or resized since the last snapshot: build just those
+        exp_end = sim.exp_end
+        for i in set(order).difference(cache):
+            cache[i] = _running_job(sim, i, exp_end[i])
+        return tuple(map(cache.__getitem__, order))
+
+
+def _cached_running(sim: Simulator, i: int) -> Job:
+    job = sim._job_cache.get(i)
+    if job is None:
+        job = sim._job_cache[i] = _running_job(sim, i, sim.exp_end[i])
+    return job
 
 
 def _pending_tuple(sim: Simulator, indices: list[int]) -> tuple[Job, ...]:
