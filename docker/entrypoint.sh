@@ -22,6 +22,17 @@ start_munge() {
   wait_until 10 munged bash -c 'munge -n </dev/null | unmunge'
 }
 
+# The toolkit's commands as `pip install` would make them: the repository is mounted read-only on
+# PYTHONPATH (never installed in an image, so an image serves any checkout of the same recipe).
+install_commands() {
+  local name module
+  for pair in slurm-ext:slurm_ext ejb:ejb ejb-submit:ejb.submit dmr-run:dmr; do
+    name=${pair%%:*} module=${pair#*:}
+    printf '#!/bin/sh\nexec python3 -m %s "$@"\n' "$module" >"/usr/local/bin/$name"
+    chmod 755 "/usr/local/bin/$name"
+  done
+}
+
 role=${1:-login}
 case "$role" in
   init)
@@ -79,6 +90,7 @@ case "$role" in
     exec slurmctld -D
     ;;
   slurmd)
+    install_commands
     start_munge
     state=$(sed -n 's/^StateSaveLocation=//p' "$ETC/slurm.conf")
     base=$(dirname "$state")
@@ -86,6 +98,7 @@ case "$role" in
     exec slurmd -D
     ;;
   login)
+    install_commands
     start_munge
     log login "ready"
     trap 'exit 0' TERM INT
