@@ -17,7 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from slurm_ext.faults import CRASH_ENV, CRASH_EXIT, crash_point
+from slurm_ext.faults import crash_point
 from slurm_ext.service.inflight import Reconf
 
 # the steps, in the order a resize goes through them
@@ -31,7 +31,6 @@ STEPS = (EXPAND_DECIDED, EXPAND_MERGED, EXPANDER_SUBMITTED, EXPAND_ANSWERED, SHR
 # crash points that are not journal steps: a request of the application has just arrived
 COMMIT_RECEIVED = "expand:commit-received"
 READY_RECEIVED = "shrink:ready-received"
-__all__ = ["CRASH_ENV", "CRASH_EXIT", "crash_point"]
 
 
 class Journal:

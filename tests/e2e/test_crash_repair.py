@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from slurm_ext.backend import EXPANDER_PREFIX, RESIZER_PREFIX, served_job
+from slurm_ext.faults import CRASH_ENV, CRASH_EXIT
 from slurm_ext.service import journal as jr
 from slurm_ext.slurm.adapter import MERGE_HANDED_OVER, MERGE_RESIZER_GONE
 from slurm_ext.slurm.parse import expand_nodes
@@ -44,7 +45,7 @@ CASES = [
 
 
 def _serve(port: int, journal: Path, strategy: str, log: Path, crash_at: str | None) -> subprocess.Popen:
-    env = {jr.CRASH_ENV: crash_at} if crash_at else {}
+    env = {CRASH_ENV: crash_at} if crash_at else {}
     args = ("--journal-dir", str(journal), "--expand-strategy", strategy, "--expand-timeout", "10")
     return serve_process(port, log, *args, env=env)
 
@@ -76,7 +77,7 @@ def test_restart_after_a_crash_repairs_the_job(slurm, tmp_path, strategy, step, 
         fs_args = f"--steps 16 --step-seconds 4 --state-mb 16 --max 4 --plan {plan}"
         app = slurm.dmr_fs(("127.0.0.1", port), 2, fs_args, ppn=1)
         try:
-            assert proc.wait(120) == jr.CRASH_EXIT, log.read_text()
+            assert proc.wait(120) == CRASH_EXIT, log.read_text()
         except subprocess.TimeoutExpired:
             raise AssertionError(f"the service never reached {step}:\n{log.read_text()}") from None
         proc = _serve(port, journal, strategy, log, crash_at=None)
