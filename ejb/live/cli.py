@@ -152,31 +152,41 @@ def demo_cmd(
     workdir: Annotated[
         Path | None, typer.Option(help="Where job scripts and outputs go [default: a new /tmp dir]")
     ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object (progress on stderr)")] = False,
 ) -> None:
-    """Show EJB on the local cluster (about two minutes): a job that would wait starts at once in a
-    subjob on the free nodes, moves to its own job when that starts, and finishes with the right result."""
+    """Show EJB on the local cluster (about two minutes): a 6-node job that would wait starts at
+    once in a subjob on the free nodes, moves to its own job when that starts, and finishes with the
+    right result."""
     from ejb.live import scenario
 
+    t0 = time.monotonic()
     where, conf = _scenario_setup(workdir)
-    console = Console()
-    shape = scenario.Shape()
+    console = Console(stderr=as_json)
+    shape = scenario.WIDE
 
     def run(address: str) -> scenario.Outcome:
         return scenario.run_once("ejb", shape, where, conf, address, progress=console.print)
 
     out = _with_manager(where, conf, run)
     res = out.result or {}
-    console.print(
-        f"job {out.job}: waited {out.wait:.1f} s, turnaround {out.turnaround:.1f} s (under sbatch it "
-        f"would wait about {shape.background_seconds} s for the background job)"
-    )
-    if out.status:
-        for t, what in out.status["events"]:
-            console.print(f"  {time.strftime('%H:%M:%S', time.localtime(t))}  {what}")
-    console.print(f"FS result: checksum ok = {res.get('checksum_ok')}, resizes = {res.get('resizes')}")
     left = scenario.leftover(scenario.env_for(conf), where, out.job)
-    console.print(f"jobs of EJB left in the queue: {left or 'none'}; files in {where}")
-    if not res.get("checksum_ok") or left:
+    ok = bool(res.get("checksum_ok")) and not left
+    if as_json:
+        summary = {"job": out.job, "wait": out.wait, "turnaround": out.turnaround, "result": out.result,
+                   "status": out.status, "leftover_jobs": left, "workdir": str(where),
+                   "seconds": time.monotonic() - t0, "ok": ok}  # fmt: skip
+        typer.echo(json.dumps(summary))
+    else:
+        console.print(
+            f"job {out.job}: waited {out.wait:.1f} s, turnaround {out.turnaround:.1f} s (under sbatch it "
+            f"would wait about {shape.background_seconds} s for the background job)"
+        )
+        if out.status:
+            for t, what in out.status["events"]:
+                console.print(f"  {time.strftime('%H:%M:%S', time.localtime(t))}  {what}")
+        console.print(f"FS result: checksum ok = {res.get('checksum_ok')}, resizes = {res.get('resizes')}")
+        console.print(f"jobs of EJB left in the queue: {left or 'none'}; files in {where}")
+    if not ok:
         raise typer.Exit(1)
 
 

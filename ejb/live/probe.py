@@ -14,7 +14,8 @@ as EASY sees them, by the function the simulator uses (:func:`ejb.slots.slots_fr
 scheduler, which places a new job behind every pending job of higher priority, so a job backfill
 starts at once is often reported to start later; the manager accepts the answer "later, on nodes
 that are idle now and planned for nobody before the subjob would end", which is what backfill
-starts at once (:func:`backfill_agrees`).
+starts at once (:func:`backfill_agrees`). The question leaves out the idle nodes planned for
+somebody (``-x``): asked plainly, Slurm may name those although other idle nodes are free for good.
 """
 
 from __future__ import annotations
@@ -59,6 +60,12 @@ def slots_from_plan(now: float, idle: Iterable[str], plan: Plan) -> Slots | None
     return Slots(now, free, p1, shadow, s1, s2)
 
 
+def planned_before(plan: Plan, until: float) -> list[str]:
+    """Nodes a pending job is planned to start on before ``until``: a job put there would delay
+    it, so backfill keeps them for it (Slurm flags them PLANNED; the snapshot counts them busy)."""
+    return sorted({n for start, nodes in plan.values() if start is not None and start < until for n in nodes})
+
+
 def backfill_agrees(
     now: float,
     idle: Iterable[str],
@@ -96,10 +103,19 @@ class Probe:
         return snap, slots
 
     def starts_now(self, nodes: int, limit: float) -> bool:
-        """``sbatch --test-only`` agrees that a job of this shape starts now (see the module's notes)."""
-        start, where = self.backend.test_only(nodes, limit)
-        idle = self.snap.idle_nodes if self.snap is not None else ()
-        return backfill_agrees(time.time(), idle, self.plan, start, where, limit)
+        """``sbatch --test-only`` agrees that a job of this shape starts now (see the module's notes).
+
+        Slurm's answer names the nodes its main scheduler would pick, often idle nodes planned
+        for a pending job (J0 among them) while others are free for good: those planned nodes
+        are excluded from the question, as backfill leaves them alone.
+        """
+        now = time.time()
+        idle = list(self.snap.idle_nodes) if self.snap is not None else []
+        avoid = planned_before(self.plan, now + limit)
+        if len(set(idle) - set(avoid)) < nodes:
+            return False  # the idle nodes nobody waits for are too few
+        start, where = self.backend.test_only(nodes, limit, exclude=avoid)
+        return backfill_agrees(now, idle, self.plan, start, where, limit)
 
     def summary(self) -> dict[str, float | int]:
         if not self.seconds:

@@ -49,6 +49,12 @@ class Shape:
         )
 
 
+# The demo's and the end-to-end test's job: 6 nodes while 4 of the 8 are busy. Backfill plans J0
+# on the 4 busy nodes and 2 idle ones, which leaves 2 idle nodes free for good: a subjob there runs
+# the 12 ranks three to a CPU (the manager's o_max is 4) until J0 starts; then all move to J0.
+WIDE = Shape(background_nodes=4, nodes=6)
+
+
 @dataclass
 class Outcome:
     mode: str

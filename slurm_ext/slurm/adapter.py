@@ -106,15 +106,20 @@ class SlurmCluster:
         start, _ = self.test_only(nodes, time_limit)
         return start <= time.time() + slack
 
-    def test_only(self, nodes: int, time_limit: float | None = None) -> tuple[float, tuple[str, ...]]:
+    def test_only(
+        self, nodes: int, time_limit: float | None = None, exclude: Sequence[str] = ()
+    ) -> tuple[float, tuple[str, ...]]:
         """``sbatch --test-only``: when and where a job of this shape would start (epoch seconds, nodes).
 
         Slurm answers for its main scheduler: a job is placed behind every pending job of higher
         priority, so a job that backfill would start at once is often reported to start later.
+        ``exclude``: nodes the job must not use (``-x``).
         """
         args = ["sbatch", "--test-only", "-N", str(nodes), *self._partition_args()]
         if time_limit is not None:
             args += ["-t", str(max(1, math.ceil(time_limit / 60)))]
+        if exclude:
+            args += ["-x", compress_nodes(list(exclude))]
         res = self.cmd.run([*args, "--wrap", "true"], check=False)
         try:
             start, where = parse_test_only(res.stderr + res.stdout)

@@ -6,7 +6,7 @@ import math
 import pickle
 
 from ejb.live import jobs
-from ejb.live.probe import backfill_agrees, slots_from_plan
+from ejb.live.probe import backfill_agrees, planned_before, slots_from_plan
 from ejb.live.records import AppRecord, Migration, Store, SubjobRecord
 from ejb.model import Target
 from ejb.params import EJBParams
@@ -73,6 +73,14 @@ def test_test_only_agrees_when_backfill_would_start_the_job_now():
     assert backfill_agrees(NOW, ["n1", "n7"], plan, NOW + 200, ("n1", "n7"), 100)
     # on nodes that are busy now: no
     assert not backfill_agrees(NOW, ["n7"], plan, NOW + 200, ("n5", "n7"), 60)
+
+
+def test_the_nodes_planned_for_a_pending_job_are_left_out_of_the_question():
+    plan = {70: (NOW + 120, ("n1", "n2", "n5", "n6")), 71: (NOW + 2000, ("n7",)), 72: (None, ())}
+    # a 900-s subjob would delay job 70 (n1, n2, n5, n6), not job 71
+    assert planned_before(plan, NOW + 900) == ["n1", "n2", "n5", "n6"]
+    assert planned_before(plan, NOW + 3000) == ["n1", "n2", "n5", "n6", "n7"]
+    assert planned_before(plan, NOW + 60) == []  # it ends before anybody's start
 
 
 def test_the_state_survives_a_restart(tmp_path):
