@@ -23,6 +23,8 @@ from typing import Any
 
 from mpi4py import MPI
 
+from slurm_ext.protocol import group_ranks
+
 
 @dataclass(frozen=True)
 class Group:
@@ -72,12 +74,7 @@ class World:
 
     def ranks_of(self, tags: set[str]) -> list[int]:
         """Ranks (in the current communicator) of the groups named in ``tags``."""
-        out, base = [], 0
-        for g in self.groups:
-            if g.tag in tags:
-                out.extend(range(base, base + g.size))
-            base += g.size
-        return out
+        return group_ranks([(g.size, g.tag in tags) for g in self.groups])
 
     # -- joining ------------------------------------------------------------------------------
     def accept(

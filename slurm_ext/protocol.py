@@ -101,6 +101,18 @@ class GroupInfo(msgspec.Struct, forbid_unknown_fields=False):
     size: Count
 
 
+def group_ranks(groups: list[tuple[int, bool]]) -> list[int]:
+    """Ranks of the chosen groups, given (size, chosen) per group in rank order: a world made of
+    groups numbers each group's ranks as one run after the previous group's (runtime and service
+    both count this way)."""
+    out, base = [], 0
+    for size, chosen in groups:
+        if chosen:
+            out.extend(range(base, base + size))
+        base += size
+    return out
+
+
 class Check(Message, tag="check", kw_only=False):
     job_id: JobId
     current: Count

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from slurm_ext.protocol import GroupInfo
+from slurm_ext.protocol import GroupInfo, group_ranks
 
 
 @dataclass(frozen=True)
@@ -39,14 +39,8 @@ def node_count(groups: Sequence[GroupRef]) -> int:
 
 
 def ranks_of(groups: Sequence[GroupRef], chosen: Sequence[GroupRef]) -> list[int]:
-    """The ranks of the ``chosen`` groups: groups come in rank order, each a run of ``size`` ranks
-    (as ``dmr.world.World.ranks_of`` numbers them)."""
-    out, base = [], 0
-    for g in groups:
-        if g in chosen:
-            out.extend(range(base, base + g.size))
-        base += g.size
-    return out
+    """The ranks of the ``chosen`` groups (``groups`` in rank order)."""
+    return group_ranks([(g.size, g in chosen) for g in groups])
 
 
 def removal_order(groups: Sequence[GroupRef], app_job: int, batch_hosts: dict[int, str]) -> list[GroupRef]:
