@@ -13,6 +13,7 @@ from typing import Any
 from slurm_ext.policies.backfill import Backfill
 from slurm_ext.policies.base import Policy
 from slurm_ext.policies.dbes import DBES
+from slurm_ext.policies.dmr import DMRPolicy
 from slurm_ext.policies.edf import EDF
 from slurm_ext.policies.ep import EP
 from slurm_ext.policies.esf import ESF
@@ -37,6 +38,7 @@ POLICIES: dict[str, PolicyFactory] = {
     "backfill": Backfill,  # rigid Maui-style backfill, ReservationDepth 5 (000_*)
     "easy": _easy,  # rigid EASY backfill as a policy
     "dbes": DBES,  # 000_* Algorithm 2
+    "dmr": DMRPolicy,  # 002_* §4: request an action / preferred size / wide optimization
     "ep": EP,  # 000_* §V equipartitioning
     "esf": ESF,  # earliest started first
     "edf": EDF,  # earliest deadline first
@@ -48,38 +50,17 @@ POLICIES: dict[str, PolicyFactory] = {
 
 
 def register(name: str, factory: PolicyFactory) -> None:
-    """Add a policy (e.g. ``dmr`` from its own module) under ``name``."""
+    """Add a policy under ``name`` (one defined outside this package, e.g. in a test)."""
     POLICIES[name] = factory
 
 
 def make_policy(name: str, **options: Any) -> Policy:
     """Build the policy called ``name``; raises ValueError listing the valid names."""
-    _load_optional()
     try:
         factory = POLICIES[name]
     except KeyError:
         raise ValueError(f"unknown policy {name!r}; valid: {', '.join(sorted(POLICIES))}") from None
     return factory(**options)
-
-
-def _load_optional() -> None:
-    # DMR lives in its own module written separately; register it if it is there.
-    if "dmr" in POLICIES:
-        return
-    try:
-        from slurm_ext.policies import dmr
-    except ImportError:
-        return
-    cls = next(
-        (
-            v
-            for v in vars(dmr).values()
-            if isinstance(v, type) and issubclass(v, Policy) and getattr(v, "name", None) == "dmr"
-        ),
-        None,
-    )
-    if cls is not None:
-        POLICIES["dmr"] = cls
 
 
 __all__ = ["POLICIES", "Policy", "PolicyFactory", "make_policy", "register"]

@@ -6,7 +6,7 @@ a run changes, not to the size of the trace.
 checkpoint instead remembers only what a later run can change:
 
 * per-job columns of the jobs *live* at the checkpoint (queued or running): saved values;
-* jobs that had not arrived (index >= ``_arr``) still hold their initial values, which are
+* jobs that had not arrived (index >= ``arrived``) still hold their initial values, which are
   known; jobs that had finished are never written again (cancel of a finished job is a no-op);
 * jobs a controller submits are appended at the end: truncated away (and their ids dropped
   from ``index_of``);
@@ -25,6 +25,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from slurm_ext.sim.snapshot import SnapshotCache
 from slurm_ext.sim.states import FUTURE
 
 if TYPE_CHECKING:
@@ -68,8 +69,7 @@ SMALL = frozenset(
         "evolve_asking",
         "prog",
         "exp_end",
-        "_job_cache",
-        "_pending_jobs",
+        "snapshot_cache",
         "queue",
         "qsizes",
         "ends",
@@ -96,10 +96,6 @@ SCALARS = frozenset(
         "decisions",
         "wall_time",
         "_steps",
-        "_pending_tuple",  # tuples never mutated: kept by reference
-        "_running_tuple",
-        "_jobs_tuple",
-        "_run_ver",
     }
 )
 SPECIAL = frozenset({"index_of", "events", "controller"})
@@ -115,7 +111,7 @@ class Checkpoint:
     """What :func:`restore` needs; single use."""
 
     n: int  # per-job rows at the checkpoint
-    arrived: int  # trace jobs arrived (``_arr``)
+    arrived: int  # trace jobs arrived (``Simulator.arrived``)
     live: list[int]  # queued and running job indices
     columns: dict[str, list[Any]]  # mutable column values of the live jobs
     small: dict[str, Any]
@@ -139,7 +135,7 @@ def checkpoint(sim: Simulator) -> Checkpoint:
     d = sim.__dict__
     return Checkpoint(
         n=len(sim.jid),
-        arrived=sim._arr,
+        arrived=sim.arrived,
         live=live,
         columns={name: [d[name][i] for i in live] for name in MUTABLE_COLUMNS},
         small={name: _copy(d[name]) for name in SMALL},
@@ -163,7 +159,7 @@ def restore(sim: Simulator, cp: Checkpoint) -> None:
     for name in (*STATIC_COLUMNS, *MUTABLE_COLUMNS):
         del d[name][n:]
     # Jobs that arrived during the run go back to "not arrived yet".
-    lo, hi = cp.arrived, sim._arr
+    lo, hi = cp.arrived, sim.arrived
     if hi > lo:
         size, size0 = sim.size, sim.size0
         size[lo:hi] = size0[lo:hi]
@@ -185,6 +181,6 @@ def restore(sim: Simulator, cp: Checkpoint) -> None:
 
 
 def _copy(value: Any) -> Any:
-    if isinstance(value, list | dict | set | array):
+    if isinstance(value, list | dict | set | array | SnapshotCache):
         return value.copy()
     raise CheckpointError(f"cannot copy a {type(value).__name__}")

@@ -64,7 +64,11 @@ columns indexed by an internal index ``i`` (arrival order, controller submission
 ``jid``, ``sub``, ``size0`` (submitted nodes), ``size`` (current), ``lim`` and ``work`` (requested
 and actual time at ``size0``), ``start_t``, ``end_t`` (-1 until known), ``state`` (see
 ``STATE_NAMES``); ``index_of[job_id] -> i``; ``queue`` (indices in order), ``ends`` (sorted
-``(expected_end, i)`` of running jobs), ``free``, ``now``.
+``(expected_end, i)`` of running jobs), ``free``, ``now``. The other modules of this package use
+only these and a few more public members: scheduler passes :meth:`Simulator.start_queued`
+(and edit ``queue`` in place), :attr:`Simulator.stable_prefix`; results
+:attr:`Simulator.trace_jobs`; snapshots :attr:`Simulator.snapshot_cache`; checkpoints
+:attr:`Simulator.arrived` (and, by design, every field by name: :mod:`slurm_ext.sim.checkpoint`).
 """
 
 from __future__ import annotations
@@ -79,7 +83,7 @@ from heapq import heappop
 from typing import TYPE_CHECKING, Any
 
 from slurm_ext.decisions import Decision, Expand, NoAction, RaisePriority, Shrink, StartJob
-from slurm_ext.model import Job, MalleableSpec
+from slurm_ext.model import MalleableSpec
 from slurm_ext.sim.core import ARRIVE, CHECK, END, EVOLVE, TIMER, EventQueue
 from slurm_ext.sim.result import SimResult
 from slurm_ext.sim.schedulers import (
@@ -89,7 +93,7 @@ from slurm_ext.sim.schedulers import (
     no_scheduler,
     shadow_and_extra,
 )
-from slurm_ext.sim.snapshot import build_snapshot
+from slurm_ext.sim.snapshot import SnapshotCache, build_snapshot
 from slurm_ext.sim.states import (
     CANCELLED,
     CLAIMED,
@@ -220,16 +224,8 @@ class Simulator:
         # Queued jobs per size (index = nodes): lets a pass see at once that no queued job fits in
         # the free nodes (a long queue, e.g. DMR's, would otherwise be scanned after every end).
         self.qsizes: list[int] = [0] * (self.total_nodes + 1)
-        # Running jobs' Job objects (snapshot.py); dropped when the job is resized or ends.
-        self._job_cache: dict[int, Job] = {}
-        self._pending_jobs: dict[int, Job] = {}  # queued jobs' Job objects, see snapshot.py
-        # The queue and its Job tuple at the last snapshot (snapshot.py); replaced, never mutated.
-        self._pending_tuple: tuple[list[int], tuple[Job, ...]] = ([], ())
-        # Bumped whenever a job starts, ends or is resized: the running part of the last snapshot
-        # (``_running_tuple``, built at that count) is reused until then; also its ``jobs`` tuple.
-        self._run_ver = 0
-        self._running_tuple: tuple[int, tuple[Job, ...]] = (-1, ())
-        self._jobs_tuple: tuple[tuple[Job, ...], tuple[Job, ...], tuple[Job, ...]] = ((), (), ())
+        # What the last snapshot built, for the next one (snapshot.py); told here what changed.
+        self.snapshot_cache = SnapshotCache()
 
         # Run accounting.
         self.busy_area = 0.0  # node-seconds busy
@@ -429,7 +425,11 @@ class Simulator:
         sf = self.serial.get(i, 0.0)
         return speedup(nodes, sf) / speedup(n0, sf)
 
-    def _start(self, i: int, nodes: int | None = None) -> None:
+    def start_queued(self, i: int, nodes: int | None = None) -> None:
+        """Start the queued job of index ``i`` now, on ``nodes`` nodes (default: its current size).
+
+        For scheduler passes (:mod:`slurm_ext.sim.schedulers`): the caller has checked that the
+        nodes are free and takes ``i`` out of :attr:`queue` itself."""
         now = self.now
         if self.state[i] == PENDING:  # (always, from a pass or a StartJob: jobs start from the queue)
             self.qsizes[self.size[i]] -= 1
@@ -437,8 +437,7 @@ class Simulator:
             self.size[i] = nodes
         n = self.size[i]
         self.free -= n
-        self._run_ver += 1
-        self._job_cache.pop(i, None)  # none unless a restored state ran it: never show a stale Job
+        self.snapshot_cache.running_changed(i)  # a restored state may have a Job of it: never stale
         self.state[i] = RUNNING
         self.start_t[i] = now
         lim = self.lim[i]
@@ -490,10 +489,8 @@ class Simulator:
     def _finish(self, i: int, state: int) -> None:
         self._stable = 0
         self._dirty = True
-        self._job_cache.pop(i, None)
-        self._pending_jobs.pop(i, None)
+        self.snapshot_cache.ended(i)
         self._remove_end(i)
-        self._run_ver += 1
         del self.exp_end[i]
         self.free += self.size[i]
         self.state[i] = state
@@ -512,9 +509,8 @@ class Simulator:
         self._stable = 0
         self._dirty = True
         self.resize_log.append((now, self.jid[i], self.size[i], new))
-        self._job_cache.pop(i, None)
+        self.snapshot_cache.running_changed(i)
         self._remove_end(i)
-        self._run_ver += 1
         self.free += self.size[i] - new
         self.size[i] = new
         lim, work = self.lim[i], self.work[i]
@@ -601,7 +597,7 @@ class Simulator:
             if d.nodes > self.free:
                 return f"needs {d.nodes} nodes, {self.free} free"
             self.queue.remove(i)
-            self._start(i, d.nodes)
+            self.start_queued(i, d.nodes)
             return None
         if isinstance(d, RaisePriority):
             if st != PENDING:
@@ -610,8 +606,7 @@ class Simulator:
             self.queue.insert(0, i)
             self._raised += 1
             self.qkey[i] = -self._raised
-            self._pending_jobs.pop(i, None)  # its Job shows the old priority
-            self._pending_tuple = ([], ())  # and the queue may read the same (a raised head)
+            self.snapshot_cache.raised(i)
             return None
         if isinstance(d, Expand | Shrink):
             if st != RUNNING:
@@ -695,7 +690,7 @@ class Simulator:
         if st == PENDING:
             self.queue.remove(i)
             self.qsizes[self.size[i]] -= 1
-            self._pending_jobs.pop(i, None)
+            self.snapshot_cache.dequeued(i)
             self._stable = 0
             self._dirty = True
         elif st == RUNNING:
@@ -729,6 +724,24 @@ class Simulator:
         self.advance(until=math.nextafter(self.now, INF))
         if self._steps == steps:
             self._schedule()
+
+    @property
+    def trace_jobs(self) -> int:
+        """Jobs of the workload (indices ``0 .. trace_jobs - 1``); later indices are jobs that a
+        controller submitted."""
+        return self._n_trace
+
+    @property
+    def arrived(self) -> int:
+        """Workload jobs that have arrived so far (the index of the next arrival)."""
+        return self._arr
+
+    @property
+    def stable_prefix(self) -> int:
+        """Queue positions before this one were examined by the last pass with the same free
+        nodes and running set, and could not start: a pass may skip them (0 after any end,
+        resize, cancel or decision)."""
+        return self._stable
 
     @property
     def needs_pass(self) -> bool:
@@ -793,6 +806,7 @@ class Simulator:
             else:
                 d[key] = value
         new.events = self.events.copy()
+        new.snapshot_cache = self.snapshot_cache.copy()
         new.controller = None
         new._started_now = []
         new.policy = _copy.deepcopy(self.policy) if self.policy is not None else None

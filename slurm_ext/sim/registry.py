@@ -9,12 +9,9 @@ simulator's own fast passes (no snapshots). Any other name is looked up in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from slurm_ext.policies import POLICIES, Policy, make_policy
 from slurm_ext.sim.schedulers import BASE_SCHEDULERS, base_scheduler
-
-if TYPE_CHECKING:
-    from slurm_ext.policies.base import Policy
 
 RIGID = tuple(k for k in BASE_SCHEDULERS if k != "none")
 
@@ -27,9 +24,6 @@ class Resolved:
 
 
 def policy_names() -> list[str]:
-    from slurm_ext.policies import POLICIES, _load_optional
-
-    _load_optional()
     return [*RIGID, *sorted(k for k in POLICIES if k not in RIGID)]
 
 
@@ -39,8 +33,6 @@ def resolve(name: str, base: str = "easy") -> Resolved:
     if key in RIGID or key.startswith("backfill:"):
         base_scheduler(key)  # validates backfill:D
         return Resolved(key, key, None)
-    from slurm_ext.policies import make_policy
-
     try:
         policy = make_policy(key)
     except ValueError:

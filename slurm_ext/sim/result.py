@@ -54,7 +54,7 @@ class SimResult:
         malleable = np.zeros(n, dtype=bool)
         if sim.spec:
             malleable[list(sim.spec)] = True
-        first = sim.sub[0] if sim._n_trace else 0.0
+        first = sim.sub[0] if sim.trace_jobs else 0.0
         return cls(
             workload=sim.workload_name,
             scheduler=sim.scheduler_name,

@@ -1,11 +1,12 @@
 """Base (rigid) schedulers: one pass over the queue at one instant.
 
 A scheduler is a function ``pass_(sim) -> None`` that starts pending jobs through
-``sim._start(i)`` (``i`` an internal job index) and leaves ``sim.queue`` holding the jobs it
-did not start, in order. It reads only requested times: a pending job's wall limit is
-``sim.lim[i]`` (at its submitted size ``sim.size[i]``), a running job's expected end is its
-entry in ``sim.ends`` (a sorted list of ``(expected_end, i)``). A pass only starts jobs: code
-that must act after every pass is a controller's ``after_pass`` (:mod:`slurm_ext.sim.controller`).
+``sim.start_queued(i)`` (``i`` an internal job index) and leaves ``sim.queue`` holding the jobs
+it did not start, in order (editing that list in place). It reads only requested times: a pending
+job's wall limit is ``sim.lim[i]`` (at its submitted size ``sim.size[i]``), a running job's
+expected end is its entry in ``sim.ends`` (a sorted list of ``(expected_end, i)``). A pass only
+starts jobs: code that must act after every pass is a controller's ``after_pass``
+(:mod:`slurm_ext.sim.controller`).
 
 - :func:`fcfs` starts jobs in queue order and stops at the first that does not fit.
 - :func:`easy` is textbook EASY (Mu'alem & Feitelson; pyss ``EasyBackfillScheduler``): a
@@ -81,7 +82,7 @@ def start_in_order(sim: Simulator) -> int:
     """Start queued jobs in order until one does not fit; returns how many are still queued."""
     q = sim.queue
     size = sim.size
-    start = sim._start
+    start = sim.start_queued
     k = 0
     n = len(q)
     while k < n and size[q[k]] <= sim.free:
@@ -99,7 +100,7 @@ def fcfs(sim: Simulator) -> None:
 def easy(sim: Simulator) -> None:
     if not sim.queue:
         return
-    first = sim._stable  # jobs before this position were already refused in this same state
+    first = sim.stable_prefix  # jobs before this position were already refused in this same state
     if first == 0:
         start_in_order(sim)
         first = 1
@@ -111,7 +112,7 @@ def easy(sim: Simulator) -> None:
     if not any(sim.qsizes[1 : free + 1]):
         return  # no queued job fits in the free nodes: the scan below would start none
     size = sim.size
-    start = sim._start
+    start = sim.start_queued
     shadow, extra = shadow_and_extra(free, size[q[0]], sim.ends, size)
     now = sim.now
     lim = sim.lim
@@ -208,7 +209,7 @@ def make_backfill(depth: int) -> SchedulerPass:
             return
         q = sim.queue
         size = sim.size
-        start = sim._start
+        start = sim.start_queued
         now = sim.now
         lim = sim.lim
         prof = SortedEndsProfile(now, sim.free, sim.ends, size)
@@ -231,7 +232,7 @@ def make_backfill(depth: int) -> SchedulerPass:
                 prof.reserve(t0, lim[i], s)
                 reserved += 1
         if started:
-            sim.queue = [i for i in q if i >= 0]
+            q[:] = [i for i in q if i >= 0]
 
     backfill.__name__ = f"backfill_d{depth}"
     return backfill

@@ -2,13 +2,15 @@
 
 Only called when a policy (or a controller) asks: rigid baselines never build snapshots.
 The encoding is described in :mod:`slurm_ext.sim.engine`; :func:`easy_view` gives EJB's view
-of EASY from any snapshot, live or simulated.
+of EASY from any snapshot, live or simulated. What one snapshot keeps for the next is a
+:class:`SnapshotCache` (``Simulator.snapshot_cache``): the engine tells it which jobs changed,
+:func:`build_snapshot` reads and refills it.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import MISSING, fields
+from dataclasses import MISSING, dataclass, field, fields
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -40,6 +42,59 @@ def _job(values: list[object]) -> Job:
     return job
 
 
+@dataclass(slots=True)
+class SnapshotCache:
+    """Job objects and tuples of the last snapshot, reused while the jobs they show are unchanged.
+
+    The engine reports what changed (:meth:`running_changed`, :meth:`ended`, :meth:`raised`,
+    :meth:`dequeued`); :func:`build_snapshot` reads and refills the rest. Tuples are replaced,
+    never mutated, so :meth:`copy` shares them and copies only the two per-job dicts.
+    """
+
+    # Running jobs' Job objects by job index; dropped when the job starts, is resized or ends.
+    running_jobs: dict[int, Job] = field(default_factory=dict)
+    # Queued jobs' Job objects by job index; dropped when the job is raised, cancelled or ends.
+    pending_jobs: dict[int, Job] = field(default_factory=dict)
+    # Bumped whenever a job starts, ends or is resized: the running part of the last snapshot
+    # (``running_tuple``, built at that count) is reused until then; also its ``jobs`` tuple.
+    run_ver: int = 0
+    running_tuple: tuple[int, tuple[Job, ...]] = (-1, ())
+    # The queue and its Job tuple at the last snapshot.
+    pending_tuple: tuple[list[int], tuple[Job, ...]] = ([], ())
+    jobs_tuple: tuple[tuple[Job, ...], tuple[Job, ...], tuple[Job, ...]] = ((), (), ())
+
+    def running_changed(self, i: int) -> None:
+        """Job ``i`` started or was resized."""
+        self.running_jobs.pop(i, None)
+        self.run_ver += 1
+
+    def ended(self, i: int) -> None:
+        """Running job ``i`` ended (completed, killed or cancelled)."""
+        self.running_jobs.pop(i, None)
+        self.pending_jobs.pop(i, None)
+        self.run_ver += 1
+
+    def raised(self, i: int) -> None:
+        """Queued job ``i`` moved to the queue head: its Job shows the old priority, and the queue
+        may read the same as before (a raised head)."""
+        self.pending_jobs.pop(i, None)
+        self.pending_tuple = ([], ())
+
+    def dequeued(self, i: int) -> None:
+        """Queued job ``i`` left the queue without starting (cancelled)."""
+        self.pending_jobs.pop(i, None)
+
+    def copy(self) -> SnapshotCache:
+        return SnapshotCache(
+            self.running_jobs.copy(),
+            self.pending_jobs.copy(),
+            self.run_ver,
+            self.running_tuple,
+            self.pending_tuple,
+            self.jobs_tuple,
+        )
+
+
 @lru_cache(maxsize=8)
 def _node_objects(total: int) -> tuple[tuple[Node, ...], tuple[Node, ...], tuple[str, ...]]:
     names = tuple(f"sim{k:05d}" for k in range(total))
@@ -60,30 +115,31 @@ def build_snapshot(sim: Simulator) -> Snapshot:
     (started, resized, asked to evolve, raised), so a snapshot costs little more than a list."""
     free = sim.free
     nodes, idle_names = _nodes(sim.total_nodes, free)
-    # The running jobs' tuple is reused until a job starts, ends or is resized (``_run_ver``) and
+    cache = sim.snapshot_cache
+    # The running jobs' tuple is reused until a job starts, ends or is resized (``run_ver``) and
     # while no evolving ask is open (an ask changes its job's Job without touching the others).
     asking = sim.evolve_asking
-    ver_key, run_t = sim._running_tuple
-    if ver_key != sim._run_ver or asking:
-        run_t = _running_tuple(sim)
-        sim._running_tuple = (-1 if asking else sim._run_ver, run_t)
+    ver_key, run_t = cache.running_tuple
+    if ver_key != cache.run_ver or asking:
+        run_t = _running_tuple(sim, cache.running_jobs)
+        cache.running_tuple = (-1 if asking else cache.run_ver, run_t)
     # Queued jobs change only when raised (the engine then drops their Job and this tuple). The
     # tuple of the last snapshot is reused while the queue is the same list, and extended when
     # jobs were only appended (an arrival): comparing int lists runs at C speed, mapping the
     # whole queue to Job objects at every event cost O(queue) Python calls (DMR keeps ~200).
     q = sim.queue
-    last_q, pend_t = sim._pending_tuple
+    last_q, pend_t = cache.pending_tuple
     if q != last_q:
         k = len(last_q)
         if k and len(q) > k and q[k - 1] == last_q[-1] and q[:k] == last_q:
-            pend_t = pend_t + _pending_tuple(sim, q[k:])
+            pend_t = pend_t + _pending_tuple(sim, cache.pending_jobs, q[k:])
         else:
-            pend_t = _pending_tuple(sim, q)
-        sim._pending_tuple = (q.copy(), pend_t)
-    last_run, last_pend, jobs = sim._jobs_tuple
+            pend_t = _pending_tuple(sim, cache.pending_jobs, q)
+        cache.pending_tuple = (q.copy(), pend_t)
+    last_run, last_pend, jobs = cache.jobs_tuple
     if run_t is not last_run or pend_t is not last_pend:
         jobs = run_t + pend_t
-        sim._jobs_tuple = (run_t, pend_t, jobs)
+        cache.jobs_tuple = (run_t, pend_t, jobs)
     # Snapshot's fields and the views it derives by scanning every node and job (cached
     # properties, kept in the instance dict) set in one go: the simulator knows the views
     # already, and the frozen dataclass's __init__ sets fields one by one through
@@ -101,17 +157,16 @@ def build_snapshot(sim: Simulator) -> Snapshot:
     return snap
 
 
-def _running_tuple(sim: Simulator) -> tuple[Job, ...]:
+def _running_tuple(sim: Simulator, cache: dict[int, Job]) -> tuple[Job, ...]:
     """Running jobs by expected end. Each Job is cached until its job is resized or ends (the
     engine drops it then), so the tuple is one map at C speed; a job asking to evolve gets a
     Job of its own, never cached, that shows its ask."""
-    cache = sim._job_cache
     order = [i for _, i in sim.ends]
     asking = sim.evolve_asking
     if asking:
         exp_end = sim.exp_end
         return tuple(
-            _running_job(sim, i, exp_end[i]) if i in asking else _cached_running(sim, i) for i in order
+            _running_job(sim, i, exp_end[i]) if i in asking else _cached_running(sim, cache, i) for i in order
         )
     try:
         return tuple(map(cache.__getitem__, order))
@@ -122,16 +177,15 @@ def _running_tuple(sim: Simulator) -> tuple[Job, ...]:
         return tuple(map(cache.__getitem__, order))
 
 
-def _cached_running(sim: Simulator, i: int) -> Job:
-    job = sim._job_cache.get(i)
+def _cached_running(sim: Simulator, cache: dict[int, Job], i: int) -> Job:
+    job = cache.get(i)
     if job is None:
-        job = sim._job_cache[i] = _running_job(sim, i, sim.exp_end[i])
+        job = cache[i] = _running_job(sim, i, sim.exp_end[i])
     return job
 
 
-def _pending_tuple(sim: Simulator, indices: list[int]) -> tuple[Job, ...]:
+def _pending_tuple(sim: Simulator, pcache: dict[int, Job], indices: list[int]) -> tuple[Job, ...]:
     """The queued jobs' Job objects: one map at C speed, building the few missing (new arrivals)."""
-    pcache = sim._pending_jobs
     try:
         return tuple(map(pcache.__getitem__, indices))
     except KeyError:

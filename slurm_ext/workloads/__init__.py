@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from slurm_ext.workloads.esp import esp_workload
 from slurm_ext.workloads.model import SimJob, SkippedJob, Workload
 from slurm_ext.workloads.reading import DEFAULT, SwfReading, apply_reading
 from slurm_ext.workloads.swf import SwfTrace, read_swf
@@ -150,33 +151,5 @@ def load_workload(
 
 
 def load_esp(*, seed: int = 0, malleable_fraction: float = 0.0, evolving_fraction: float = 0.0) -> Workload:
-    """The modified ESP workload of ``000_*`` (built by :mod:`slurm_ext.workloads.esp`)."""
-    import inspect
-
-    try:
-        from slurm_ext.workloads import esp
-    except ImportError as e:
-        raise ValueError(f"the ESP workload is not available: {e}") from None
-    builder = next(
-        (
-            getattr(esp, n)
-            for n in ("esp_workload", "build_esp", "make_esp", "esp", "workload")
-            if hasattr(esp, n)
-        ),
-        None,
-    )
-    if builder is None:
-        raise ValueError("slurm_ext.workloads.esp has no ESP builder function")
-    params = inspect.signature(builder).parameters
-    kwargs: dict[str, object] = {}
-    if "seed" in params:
-        kwargs["seed"] = seed
-    for name in ("malleable_fraction", "malleable"):
-        if name in params:
-            kwargs[name] = malleable_fraction
-            break
-    if evolving_fraction:
-        if "evolving_fraction" not in params:
-            raise ValueError("this ESP builder has no evolving jobs")
-        kwargs["evolving_fraction"] = evolving_fraction
-    return builder(**kwargs)
+    """The modified ESP workload of ``000_*`` (built by :func:`slurm_ext.workloads.esp.esp_workload`)."""
+    return esp_workload(malleable_fraction=malleable_fraction, evolving_fraction=evolving_fraction, seed=seed)

@@ -56,7 +56,7 @@ def test_each_run_stops_when_its_target_completes(small):
     sim.advance()
     rec = ctrl.records()[t.job_id]
     assert sim.now == pytest.approx(rec.completed)  # nothing after the target's completion
-    assert sim._arr < len(small.jobs)  # later arrivals were never simulated
+    assert sim.arrived < len(small.jobs)  # later arrivals were never simulated
 
 
 def test_targets_are_large_waiting_jobs_inside_the_window(small):

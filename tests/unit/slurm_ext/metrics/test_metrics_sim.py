@@ -84,6 +84,8 @@ def test_paired_change_and_ci() -> None:
 
 
 def test_t_quantiles() -> None:
-    assert t_quantile_975(1) == pytest.approx(12.706)
+    assert t_quantile_975(1) == pytest.approx(12.706, abs=1e-3)  # the printed tables' 3 decimals
+    assert t_quantile_975(30) == pytest.approx(2.042, abs=1e-3)
+    assert math.isnan(t_quantile_975(0))
     assert t_quantile_975(40) == pytest.approx(2.021, abs=2e-3)
     assert t_quantile_975(10_000) == pytest.approx(1.960, abs=1e-3)

@@ -10,6 +10,7 @@ from ejb.params import EJBParams
 from ejb.sim_driver import EJBController
 from slurm_ext.sim import Simulator
 from slurm_ext.sim.checkpoint import KNOWN, CheckpointError, checkpoint, restore
+from slurm_ext.sim.snapshot import SnapshotCache
 from slurm_ext.workloads import bundled_trace_path, load_swf
 from slurm_ext.workloads.synthetic import SyntheticConfig, generate
 
@@ -22,7 +23,7 @@ def state(sim: Simulator) -> dict[str, object]:
     for k, v in out.items():
         if hasattr(v, "tolist"):
             out[k] = v.tolist()
-        elif isinstance(v, list | dict | set):
+        elif isinstance(v, list | dict | set | SnapshotCache):
             out[k] = v.copy()  # the run mutates the containers themselves
     return out
 

@@ -144,7 +144,11 @@ def test_copy_with_a_stateful_policy_replays_identically() -> None:
     script = {50.0: [Expand(1, 6)], 60.0: [Shrink(1, 4)]}
     base = Simulator(Workload(jobs, 8), "easy", Scripted(script), strict=True)
     base.advance(until=55)
+    assert (base.arrived, base.trace_jobs) == (2, 3)
     clone = base.copy()
+    assert clone.snapshot_cache == base.snapshot_cache  # the Job objects built so far, ...
+    assert clone.snapshot_cache.running_jobs is not base.snapshot_cache.running_jobs  # ... not shared
     a, b = clone.run(), base.run()
     assert a.end.tolist() == b.end.tolist()
     assert a.resize_log == b.resize_log == [(50.0, 1, 4, 6), (60.0, 1, 6, 4)]
+    assert base.arrived == base.trace_jobs == 3
