@@ -49,11 +49,6 @@ POLICIES: dict[str, PolicyFactory] = {
 }
 
 
-def register(name: str, factory: PolicyFactory) -> None:
-    """Add a policy under ``name`` (one defined outside this package, e.g. in a test)."""
-    POLICIES[name] = factory
-
-
 def make_policy(name: str, **options: Any) -> Policy:
     """Build the policy called ``name``; raises ValueError listing the valid names."""
     try:
@@ -63,4 +58,4 @@ def make_policy(name: str, **options: Any) -> Policy:
     return factory(**options)
 
 
-__all__ = ["POLICIES", "Policy", "PolicyFactory", "make_policy", "register"]
+__all__ = ["POLICIES", "Policy", "PolicyFactory", "make_policy"]
