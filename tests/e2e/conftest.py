@@ -47,7 +47,10 @@ def sh(*args: str, check: bool = True, conf: Path | None = None) -> str:
 
 
 def idle_nodes(conf: Path | None = None) -> int:
-    return int(sh("sinfo", "-h", "-t", "idle", "-o", "%D", conf=conf).strip() or 0)
+    # `sinfo -t idle` also lists nodes still completing a cancelled job (state "completing"):
+    # they are not free yet, and a test started on them sees a smaller cluster
+    out = sh("sinfo", "-h", "-t", "idle", "-o", "%D %T", conf=conf)
+    return sum(int(n) for n, state in (ln.split() for ln in out.splitlines()) if state == "idle")
 
 
 @dataclass
