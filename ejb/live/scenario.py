@@ -35,6 +35,7 @@ class Shape:
     state_mb: float = 16
     minutes: int = 5
     ejb: str = ""  # an #EJB directive line's options, e.g. "--migration 100"
+    pin_background: bool = False  # the background job on the first nodes (see WIDE)
 
     def script(self) -> str:
         ranks = self.nodes * self.ppn
@@ -52,7 +53,11 @@ class Shape:
 # The demo's and the end-to-end test's job: 6 nodes while 4 of the 8 are busy. Backfill plans J0
 # on the 4 busy nodes and 2 idle ones, which leaves 2 idle nodes free for good: a subjob there runs
 # the 12 ranks three to a CPU (the manager's o_max is 4) until J0 starts; then all move to J0.
-WIDE = Shape(background_nodes=4, nodes=6)
+# Slurm plans J0 on the first 6 nodes, but places the background job wherever select/linear likes
+# (after other work, often on the last nodes: then J0's plan takes 3 or 4 idle nodes and leaves
+# too few free). The background job is pinned to the first nodes, so the scenario is the same
+# every time.
+WIDE = Shape(background_nodes=4, nodes=6, pin_background=True)
 
 
 @dataclass
@@ -130,9 +135,19 @@ def wait_for(cond: Callable[[], Any], timeout: float, every: float = 1.0) -> Any
     raise TimeoutError(f"timed out after {timeout:.0f} s")
 
 
+def first_nodes(count: int, env: dict[str, str], cwd: Path) -> list[str]:
+    """The first ``count`` nodes of the default partition, in Slurm's order."""
+    out = _run(["sinfo", "-h", "-N", "-o", "%N %P"], env, cwd)
+    names = [name for name, part in (ln.split() for ln in out.splitlines()) if part.endswith("*")]
+    if len(names) < count:
+        raise RuntimeError(f"the default partition has {len(names)} nodes, the scenario needs {count}")
+    return list(dict.fromkeys(names))[:count]
+
+
 def background(shape: Shape, env: dict[str, str], cwd: Path) -> int:
+    where = ["-w", ",".join(first_nodes(shape.background_nodes, env, cwd))] if shape.pin_background else []
     out = _run(["sbatch", "--parsable", "-N", str(shape.background_nodes), "-J", "rigid-background",
-                "-t", str(max(2, shape.background_seconds // 60 + 2)), "-o", "/dev/null",
+                "-t", str(max(2, shape.background_seconds // 60 + 2)), "-o", "/dev/null", *where,
                 "--wrap", f"sleep {shape.background_seconds}"], env, cwd)  # fmt: skip
     return int(out.strip().split(";")[0].split()[-1])
 

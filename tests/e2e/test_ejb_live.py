@@ -1,9 +1,10 @@
 """Elastic Job Bundling on the local cluster: ejb-submit, the EJB manager and its pilots, real ranks.
 
-A rigid background job holds 6 of the 8 nodes for a minute; a 4-node FS job would wait for it.
-Through ejb-submit it starts at once in a 2-node subjob (two ranks per CPU), moves to J0 (or into a
-second subjob on the freed nodes) when the background job ends, and prints the result the same job
-prints under plain sbatch.
+``ejb demo``'s scenario: a rigid background job holds 4 of the 8 nodes for a minute; a 6-node FS
+job would wait for it. Through ejb-submit it starts at once in a subjob on the 2 nodes nobody is
+planned on (three ranks per CPU), moves to J0 (or into a better subjob) when the background job
+ends, and prints the result the same job prints under plain sbatch. The other tests use a 4-node
+job behind 6 busy nodes (``scenario.Shape()``, the benchmark's).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -27,11 +29,10 @@ pytestmark = [pytest.mark.slurm, pytest.mark.mpi]
 LEFTOVER_NAMES = ("rigid-background", "job.sh", "job-ejb.sh", "job-sbatch.sh", "wrapped")
 
 
-def plain_result(tmp: Path, conf: Path) -> dict:
+def plain_result(tmp: Path, conf: Path, shape: scenario.Shape) -> dict:
     """The same job without any background load, under sbatch (a few steps: the result does not
     depend on the number of steps)."""
-    shape = scenario.Shape(steps=4)
-    out = scenario.run_once("sbatch", shape, tmp / "plain", conf, with_background=False)
+    out = scenario.run_once("sbatch", replace(shape, steps=4), tmp / "plain", conf, with_background=False)
     assert out.result is not None
     return out.result
 
@@ -87,34 +88,33 @@ def conf(slurm) -> Iterator[Path]:  # noqa: ANN001 -- slurm: every node idle bef
             sh("scancel", str(job), check=False, conf=path)
 
 
-def test_a_waiting_job_starts_now_in_a_subjob_moves_to_j0_and_prints_sbatchs_result(conf, tmp_path):
-    expected = plain_result(tmp_path, conf)
-    manager = Supervised(tmp_path, conf, [])
-    try:
-        out = scenario.run_once("ejb", scenario.Shape(), tmp_path / "ejb", conf, manager.address)
-    finally:
-        manager.stop()
-    log = (tmp_path / "manager.log").read_text(errors="replace")
-    assert out.result is not None, log[-3000:]
-    assert out.result["checksum_ok"] and out.result["checksum"] == expected["checksum"]
-    why = f"waited {out.wait:.0f} s: the subjob should start at once (sbatch: 60 s)"
-    assert out.wait < 30, f"{why}\n{log[-3000:]}"
-    assert "Traceback" not in log, log[-3000:]
-    status = out.status
-    assert status is not None and status["phase"] == "done" and status["migrations"] >= 1
-    # when the background job ends, J0 and a second subjob on the other freed nodes may start in
-    # either order: J0 first -> everything moves to J0; the subjob first -> the application already
-    # runs at full size when J0 starts, so EJB-sched keeps the subjobs and cancels J0 (section 3.3)
+def test_ejb_demo_a_6_node_job_starts_now_in_a_subjob_moves_and_prints_sbatchs_result(conf, tmp_path):
+    expected = plain_result(tmp_path, conf, scenario.WIDE)
+    demo = subprocess.run(["ejb", "demo", "--json", "--workdir", str(tmp_path / "demo")], capture_output=True,
+                          text=True, env=scenario.env_for(conf), timeout=600)  # fmt: skip
+    log = (tmp_path / "demo" / "manager.log").read_text(errors="replace")[-3000:]
+    assert demo.returncode == 0, (demo.stderr[-2000:], log)
+    out = json.loads(demo.stdout)
+    assert out["ok"] and out["leftover_jobs"] == []
+    assert out["result"]["checksum_ok"] and out["result"]["checksum"] == expected["checksum"]
+    assert out["result"]["final_size"] == 12  # 6 nodes x 2 ranks
+    why = f"waited {out['wait']:.0f} s: the subjob should start at once (sbatch: 60 s)"
+    assert out["wait"] < 30, f"{why}\n{log}"
+    assert "Traceback" not in log, log
+    status = out["status"]
+    assert status["phase"] == "done" and status["migrations"] >= 1
+    # when the background job ends, J0 starts (everything moves to J0), or a subjob on the freed
+    # nodes starts first: the ranks move into it (a better slot), and J0 is cancelled when the
+    # application ends or, if it starts meanwhile, kept out (EJB-sched keeps the subjobs, section 3.3)
     events = [what for _, what in status["events"]]
     to_j0 = any("migrate all processes to J0" in what for what in events)
-    kept = any("J0 started; subjobs finish earlier" in what for what in events)
-    assert to_j0 or kept, events
-    resizes = [r[1] for r in out.result["resizes"]]
+    better = any(re.match(r"migrate-dest: ranks to subjob\(s\) \[[1-9]", what) for what in events)
+    assert to_j0 or better, events
+    resizes = [r[1] for r in out["result"]["resizes"]]
     assert resizes[:1] == ["expand"]  # ranks joined J0 or the better slot
     if to_j0:
         assert resizes[:2] == ["expand", "shrink"]  # into J0, then out of the subjob (rank 0 moved too)
-    assert out.turnaround < 60 + 40, f"turnaround {out.turnaround:.0f} s: no better than sbatch"
-    assert scenario.leftover(scenario.env_for(conf), tmp_path, out.job) == []
+    assert out["turnaround"] < 60 + 40, f"turnaround {out['turnaround']:.0f} s: no better than sbatch"
     scenario.wait_for(lambda: idle_nodes() == 8, 30, 0.5)  # every node back
 
 
