@@ -7,7 +7,7 @@ the scalar ``rho`` is replicated. Each step does ``--iters`` iterations (fewer o
 preceded by a DMR reconfiguring point. At the end the true residual ``|b - A x| / |b|`` is recomputed
 and must be below ``--tol``.
 
-    dmr-run --ppn 2 -- python -m apps.cg --n 128 --steps 40 --iters 20 --max 8
+    dmr-run --ppn 2 -- python -m dmr_apps.cg --n 128 --steps 40 --iters 20 --max 8
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from apps.common import add_model_option, check_args, modeled_step, parser, planned, report
+from dmr_apps.common import add_model_option, check_args, modeled_step, parser, planned, report
 
 
 def apply_a(comm, x: np.ndarray) -> np.ndarray:  # noqa: ANN001  (an MPI communicator)

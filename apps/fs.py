@@ -2,13 +2,13 @@
 
 N steps; each sleeps ``--step-seconds / ranks`` (a perfectly scalable step, or
 ``/ ranks^A`` with ``--scaling A``; times the ranks per
-CPU of the busiest node where nodes are over-subscribed, see :func:`apps.common.crowding`) and is preceded
+CPU of the busiest node where nodes are over-subscribed, see :func:`dmr_apps.common.crowding`) and is preceded
 by a DMR reconfiguring point. The job carries ``--state-mb`` of state in total (uint64
 words, block-distributed), handed over on every expand/shrink; its order-sensitive
 checksum is taken at the start and verified at the end. Rank 0 prints one line per
 resize and a final ``FS_RESULT {json}`` line.
 
-    srun --mpi=pmi2 -n 1 python -m apps.fs --steps 20 --state-mb 1024 --max 4
+    srun --mpi=pmi2 -n 1 python -m dmr_apps.fs --steps 20 --state-mb 1024 --max 4
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from apps.common import check_args, crowding, parser, planned, step_time
+from dmr_apps.common import check_args, crowding, parser, planned, step_time
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:

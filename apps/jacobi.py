@@ -6,7 +6,7 @@ redistributed on every resize. At the end rank 0 repeats the same sweeps on the 
 and checks that the malleable run gave the same grid (to round-off; Jacobi updates are local, so in
 practice bit for bit).
 
-    dmr-run --ppn 2 -- python -m apps.jacobi --n 256 --steps 20 --sweeps 50 --max 8
+    dmr-run --ppn 2 -- python -m dmr_apps.jacobi --n 256 --steps 20 --sweeps 50 --max 8
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from apps.common import add_model_option, check_args, modeled_step, parser, planned, report
+from dmr_apps.common import add_model_option, check_args, modeled_step, parser, planned, report
 
 
 def initial(n: int, lo: int, hi: int) -> np.ndarray:

@@ -6,7 +6,7 @@ blocks together. Velocity Verlet, ``--substeps`` per step, each step preceded by
 reconfiguring point. At the end rank 0 checks the energy drift against ``--drift`` and repeats the
 whole run alone: the malleable run must end in the same state (to round-off).
 
-    dmr-run --ppn 2 -- python -m apps.nbody --bodies 512 --steps 20 --substeps 10 --max 8
+    dmr-run --ppn 2 -- python -m dmr_apps.nbody --bodies 512 --steps 20 --substeps 10 --max 8
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from apps.common import add_model_option, check_args, modeled_step, parser, planned, report
+from dmr_apps.common import add_model_option, check_args, modeled_step, parser, planned, report
 
 EPS2 = 0.05**2  # softening
 

@@ -19,7 +19,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-FS = Path(__file__).resolve().parents[2] / "apps" / "fs.py"
+from dmr_apps import script
+
+FS = script("fs")
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,6 @@ from typing import Annotated, Any
 
 import typer
 
-APPS = Path(__file__).resolve().parents[2] / "apps"
 PAPER = {"completion": -0.52, "wait": -0.67}  # the issue's reading of paper 002's Table 4 (gains vs fixed)
 
 
@@ -163,7 +162,7 @@ def run_mode(mode: str, policy: str, specs: list[JobSpec], workdir: Path, nodes:
             time.sleep(max(0.0, t0 + spec.arrival - time.monotonic()))
             script = out_dir / f"{spec.name}.sh"
             script.write_text(f"#!/bin/bash\n{sys.executable} -m dmr --ppn 1 -- {sys.executable} "
-                              f"{APPS / (spec.app + '.py')} {spec.args}\n")  # fmt: skip
+                              f"{script(spec.app)} {spec.args}\n")  # fmt: skip
             argv = ["sbatch", "--parsable", "-N", str(spec.size), "-t", "20", "-J", spec.name,
                     "-o", str(out_dir / f"{spec.name}-%j.out")]  # fmt: skip
             if mode == "malleable":

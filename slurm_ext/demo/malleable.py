@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from dmr_apps import script
 from slurm_ext.backend import EXPANDER_PREFIX, RESIZER_PREFIX, JobRequest
 from slurm_ext.demo.resize import wait_until
 from slurm_ext.policies.dmr import DMRPolicy
@@ -21,7 +22,7 @@ from slurm_ext.service import Controller, Server, ServiceOptions
 from slurm_ext.service.controller import fold_expanders
 from slurm_ext.slurm import SlurmCluster
 
-FS_APP = Path(__file__).resolve().parents[2] / "apps" / "fs.py"
+FS_APP = script("fs")
 Say = Callable[[str], None]
 
 

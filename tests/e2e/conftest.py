@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from dmr_apps import script
 from slurm_ext.config import load_config
 from slurm_ext.local.cluster import LocalCluster
 from slurm_ext.policies.dmr import DMRPolicy
@@ -26,7 +27,7 @@ from slurm_ext.service import Controller, Server, ServiceOptions
 from slurm_ext.slurm.adapter import EXPANDER_PREFIX, RESIZER_PREFIX, SlurmCluster
 
 REPO = Path(__file__).resolve().parents[2]
-FS = REPO / "apps" / "fs.py"
+FS = script("fs")
 
 
 def slurm_env(conf: Path | None = None) -> dict[str, str]:

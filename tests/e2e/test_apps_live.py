@@ -26,7 +26,7 @@ def test_app_grows_and_shrinks_and_checks_its_result(slurm, make_service, app, s
     # launched on 2 nodes: 4 nodes from step 1, 1 node from step 3; merge with one rank per node,
     # expander jobs with two (sizes in ranks: 2 -> 4 -> 1, or 4 -> 8 -> 2)
     ppn = 1 if strategy == "merge" else 2
-    script = (f"{sys.executable} -m dmr --ppn {ppn} -- {sys.executable} -m apps.{app} {APPS[app]} "
+    script = (f"{sys.executable} -m dmr --ppn {ppn} -- {sys.executable} -m dmr_apps.{app} {APPS[app]} "
               f"--max {4 * ppn} --plan 1:{4 * ppn},3:{ppn}\necho dmr-run-exit $?")  # fmt: skip
     env = {"DMR_SERVICE": f"{host}:{port}"}
     job = slurm.sbatch(2, script, app, env, args=(f"--ntasks-per-node={ppn}",))

@@ -39,9 +39,9 @@ def run_app(ranks: int, module: str, *args: str) -> dict:
 @pytest.mark.parametrize(
     ("module", "args"),
     [
-        ("apps.jacobi", ["--n", "48", "--steps", "3", "--sweeps", "20"]),
-        ("apps.cg", ["--n", "32", "--steps", "10", "--iters", "20"]),
-        ("apps.nbody", ["--bodies", "64", "--steps", "3", "--substeps", "5"]),
+        ("dmr_apps.jacobi", ["--n", "48", "--steps", "3", "--sweeps", "20"]),
+        ("dmr_apps.cg", ["--n", "32", "--steps", "10", "--iters", "20"]),
+        ("dmr_apps.nbody", ["--bodies", "64", "--steps", "3", "--substeps", "5"]),
     ],
 )
 def test_apps_check_their_own_results(ranks, module, args):
@@ -51,5 +51,5 @@ def test_apps_check_their_own_results(ranks, module, args):
 
 def test_a_failed_check_is_reported():
     # CG with too few iterations to converge: the app says so, and exits 1
-    out = run_app(2, "apps.cg", "--n", "32", "--steps", "1", "--iters", "3")
+    out = run_app(2, "dmr_apps.cg", "--n", "32", "--steps", "1", "--iters", "3")
     assert not out["ok"] and out["returncode"] == 1 and out["residual"] > 1e-8

@@ -47,7 +47,7 @@ def test_a_waiting_dmr_job_with_the_manager_down_still_goes_to_sbatch(slurm, job
     filler = jobs.submit(local_cluster.cfg.nodes, name="filler")
     jobs.wait_running(filler)
     path = tmp_path / "dmr.sh"
-    path.write_text("#!/bin/bash\n#SBATCH -o /dev/null\ndmr-run -- python -m apps.fs --steps 1\n")
+    path.write_text("#!/bin/bash\n#SBATCH -o /dev/null\ndmr-run -- python -m dmr_apps.fs --steps 1\n")
     res = ejb_submit("-N", "4", "--ntasks-per-node", "2", "--ejb-manager", "127.0.0.1:1", str(path),
                      env=slurm.cmd.env)  # fmt: skip
     assert res.returncode == 0, res.stderr

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.fs import parse
+from dmr_apps.fs import parse
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,7 @@ def test_table1_scales_with_the_cluster_to_sizes_the_factor_reaches():
 
 
 def test_a_step_on_four_ranks_lasts_about_the_step_length_and_a_4x_shrink_costs_the_papers_ratio():
-    from apps.common import step_time
+    from dmr_apps.common import step_time
     from slurm_ext.bench.workload import SCALING
 
     for job in generate(40, 10.0, seed=3, step_seconds=6, steps=10):
