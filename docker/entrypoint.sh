@@ -31,6 +31,8 @@ install_commands() {
     printf '#!/bin/sh\nexec python3 -m %s "$@"\n' "$module" >"/usr/local/bin/$name"
     chmod 755 "/usr/local/bin/$name"
   done
+  # apps/ is installed as the package dmr_apps (pyproject.toml): the same name on PYTHONPATH here
+  mkdir -p /opt/elastic-apps && ln -sfn /opt/elastic-slurm/apps /opt/elastic-apps/dmr_apps
 }
 
 role=${1:-login}
