@@ -410,7 +410,10 @@ class Manager:
         wanting = [
             e
             for e, a in self.apps.items()
-            if a.phase in ("waiting", "running") and self.ejb.wants_slots(e) and self._j0_planned(a, now)
+            if a.phase in ("waiting", "running")
+            and self.ejb.wants_slots(e)
+            and self._j0_planned(a, now)
+            and not self._j0_starting(a)
         ]
         if not wanting or slots.empty:
             return False
@@ -434,6 +437,18 @@ class Manager:
             return True
         _start, nodes = self.probe.plan.get(j0.job_id, (None, ()))
         return bool(nodes) or now - app.submitted > PLAN_WAIT
+
+    def _j0_starting(self, app: AppRecord) -> bool:
+        """Whether no running job holds a node J0 is planned on: it starts at the scheduler's next
+        pass, and a subjob now gains nothing. (Right after the job holding them ends, the plan
+        still shows that job's end as J0's start: the slots would look better than J0 for a moment.)"""
+        j0 = app.subjobs.get(J0_KEY)
+        snap = self.probe.snap
+        if j0 is None or j0.job_id is None or j0.state != "pending" or snap is None:
+            return False
+        _start, nodes = self.probe.plan.get(j0.job_id, (None, ()))
+        held = {n for job in snap.running for n in job.nodes}
+        return bool(nodes) and not held.intersection(nodes)
 
     # -- EJB-sched's actions ---------------------------------------------------------------------
     def _execute(self, app: AppRecord, actions: list[Action], now: float) -> None:

@@ -25,6 +25,7 @@ from slurm_ext.local.daemons import (
     wait_for,
 )
 from slurm_ext.local.render import render, write_configs
+from slurm_ext.local.shm import remove_stale_segments
 
 MUNGE_SOCKET_DIR = Path("/run/munge")
 MUNGE_PIDFILE = MUNGE_SOCKET_DIR / "munged.pid"
@@ -180,6 +181,8 @@ class LocalCluster:
                 self.cfg = replace(self.cfg, db_password=self._db_secret())
             write_configs(self.cfg)
             self._link_system_conf()
+            if stale := remove_stale_segments():
+                progress(f"removed {len(stale)} stale MPICH segment(s) from /dev/shm")
             self._start_munge(started, progress)
             self._start_mariadb(started, progress)
             self._start_slurmdbd(started, progress)

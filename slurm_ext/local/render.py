@@ -20,7 +20,6 @@ class Addressing:
     dbd_host: str  # slurmdbd.conf DbdHost (the host name slurmdbd runs on)
     dbd_addr: str  # slurmdbd.conf DbdAddr
     db_host: str  # slurmdbd.conf StorageHost (MariaDB)
-    one_host: bool = False  # every node on this host: they share its /dev/shm (see epilog.sh.in)
 
 
 ON_HOST = Addressing(
@@ -31,7 +30,6 @@ ON_HOST = Addressing(
     dbd_host="localhost",
     dbd_addr="127.0.0.1",
     db_host="127.0.0.1",
-    one_host=True,
 )
 
 
@@ -63,14 +61,8 @@ def template_values(cfg: ClusterConfig, addressing: Addressing = ON_HOST) -> dic
         "db_user": cfg.db_user,
         "db_password": cfg.db_password,
         **vars(addressing),
-        # on one host, an epilog removes what MPICH left in the shared /dev/shm (epilog.sh.in)
-        "epilog": f"Epilog={epilog_path(cfg)}" if addressing.one_host else "# Epilog: none (a /dev/shm each)",
     }
     return {k: str(v) for k, v in values.items()}
-
-
-def epilog_path(cfg: ClusterConfig) -> Path:
-    return cfg.slurm_conf.parent / "epilog.sh"
 
 
 def render(
@@ -88,7 +80,4 @@ def write_configs(cfg: ClusterConfig) -> Path:
     dbd = etc / "slurmdbd.conf"
     dbd.write_text(render("slurmdbd.conf", cfg))
     dbd.chmod(0o600)
-    epilog = epilog_path(cfg)
-    epilog.write_text((TEMPLATE_DIR / "epilog.sh.in").read_text())
-    epilog.chmod(0o755)
     return etc

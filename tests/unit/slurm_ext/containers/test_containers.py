@@ -48,10 +48,9 @@ def test_container_rendering_uses_the_shared_templates() -> None:
     assert (
         "SlurmctldHost=localhost(127.0.0.1)\n" in host and "NodeHostname=localhost NodeAddr=127.0.0.1" in host
     )
-    # everything but the addressing is the same as on the host (and the epilog that cleans the
-    # /dev/shm the host's nodes share: each container has its own)
-    differing = {b.split("=")[0] for a, b in zip(conf.splitlines(), host.splitlines(), strict=True) if a != b}
-    assert differing == {"SlurmctldHost", "AccountingStorageHost", "NodeName", "Epilog"}
+    # everything but the addressing is the same as on the host
+    differing = {a.split("=")[0] for a, b in zip(conf.splitlines(), host.splitlines(), strict=True) if a != b}
+    assert differing == {"SlurmctldHost", "AccountingStorageHost", "NodeName"}
     dbd = render("slurmdbd.conf", cfg, addressing=in_containers(3))
     assert "DbdHost=slurmdbd\n" in dbd and "StorageHost=mariadb\n" in dbd and "StoragePass=s3cret\n" in dbd
 
