@@ -18,7 +18,7 @@ from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState, Snaps
 from slurm_ext.sim.schedulers import EasyView, shadow_and_extra
 
 if TYPE_CHECKING:
-    from slurm_ext.sim.engine import Simulator
+    from slurm_ext.sim.jobtable import SimView
 
 
 _new_snapshot = object.__new__
@@ -110,7 +110,7 @@ def _nodes(total: int, free: int) -> tuple[tuple[Node, ...], tuple[str, ...]]:
     return idle[:free] + busy[free:], names[:free]
 
 
-def build_snapshot(sim: Simulator) -> Snapshot:
+def build_snapshot(sim: SimView) -> Snapshot:
     """The snapshot now. Job objects are cached per job and rebuilt only when the job changed
     (started, resized, asked to evolve, raised), so a snapshot costs little more than a list."""
     free = sim.free
@@ -157,7 +157,7 @@ def build_snapshot(sim: Simulator) -> Snapshot:
     return snap
 
 
-def _running_tuple(sim: Simulator, cache: dict[int, Job]) -> tuple[Job, ...]:
+def _running_tuple(sim: SimView, cache: dict[int, Job]) -> tuple[Job, ...]:
     """Running jobs by expected end. Each Job is cached until its job is resized or ends (the
     engine drops it then), so the tuple is one map at C speed; a job asking to evolve gets a
     Job of its own, never cached, that shows its ask."""
@@ -177,14 +177,14 @@ def _running_tuple(sim: Simulator, cache: dict[int, Job]) -> tuple[Job, ...]:
         return tuple(map(cache.__getitem__, order))
 
 
-def _cached_running(sim: Simulator, cache: dict[int, Job], i: int) -> Job:
+def _cached_running(sim: SimView, cache: dict[int, Job], i: int) -> Job:
     job = cache.get(i)
     if job is None:
         job = cache[i] = _running_job(sim, i, sim.exp_end[i])
     return job
 
 
-def _pending_tuple(sim: Simulator, pcache: dict[int, Job], indices: list[int]) -> tuple[Job, ...]:
+def _pending_tuple(sim: SimView, pcache: dict[int, Job], indices: list[int]) -> tuple[Job, ...]:
     """The queued jobs' Job objects: one map at C speed, building the few missing (new arrivals)."""
     try:
         return tuple(map(pcache.__getitem__, indices))
@@ -195,16 +195,16 @@ def _pending_tuple(sim: Simulator, pcache: dict[int, Job], indices: list[int]) -
         return tuple(map(pcache.__getitem__, indices))
 
 
-def _running_job(sim: Simulator, i: int, exp: float) -> Job:
-    size = sim.size[i]
+def _running_job(sim: SimView, i: int, exp: float) -> Job:
+    size = sim.table.size[i]
     target = sim.evolve_asking.get(i)
-    spec = sim.spec.get(i)
+    spec = sim.table.spec.get(i)
     if target is not None:
         spec = MalleableSpec(size, target, preferred=target)
-    st = sim.start_t[i]
+    st = sim.table.start_t[i]
     values = _JOB_DEFAULTS.copy()
-    values[0], values[1], values[2] = sim.jid[i], JobState.RUNNING, size
-    values[_SUBMIT] = sim.sub[i]
+    values[0], values[1], values[2] = sim.table.jid[i], JobState.RUNNING, size
+    values[_SUBMIT] = sim.table.sub[i]
     values[_START] = st
     values[_END] = exp
     values[_LIMIT] = None if math.isinf(exp) else exp - st
@@ -213,14 +213,14 @@ def _running_job(sim: Simulator, i: int, exp: float) -> Job:
     return _job(values)
 
 
-def _pending_job(sim: Simulator, i: int) -> Job:
-    limit = sim.lim[i]
+def _pending_job(sim: SimView, i: int) -> Job:
+    limit = sim.table.lim[i]
     values = _JOB_DEFAULTS.copy()
-    values[0], values[1], values[2] = sim.jid[i], JobState.PENDING, sim.size[i]
-    values[_SUBMIT] = sim.sub[i]
+    values[0], values[1], values[2] = sim.table.jid[i], JobState.PENDING, sim.table.size[i]
+    values[_SUBMIT] = sim.table.sub[i]
     values[_LIMIT] = None if math.isinf(limit) else limit
-    values[_PRIORITY] = -sim.qkey[i]  # encodes the queue order; Snapshot.pending sorts by it
-    values[_MALLEABLE] = sim.spec.get(i)
+    values[_PRIORITY] = -sim.table.qkey[i]  # encodes the queue order; Snapshot.pending sorts by it
+    values[_MALLEABLE] = sim.table.spec.get(i)
     return _job(values)
 
 
