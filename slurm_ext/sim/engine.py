@@ -133,6 +133,10 @@ __all__ = [
 ]
 
 
+# Methods that Simulator.advance does inline when a subclass has not overridden them.
+_INLINED = ("_account", "_handle", "_arrive", "_schedule")
+
+
 class DecisionError(RuntimeError):
     """A policy decision that the simulated cluster cannot carry out (``strict=True`` only)."""
 
@@ -298,12 +302,26 @@ class Simulator:
         heap = self.events.heap
         table = self.table
         sub = table.sub
+        n_trace = self._n_trace
         limit = INF if until is None else until
         handle = self._handle
         arrive = self._arrive
+        enqueue = self._enqueue
+        finish = self._finish
         schedule = self._schedule
-        account = self._account
-        ver, state, cancelled = table.ver, table.state, self._cancelled_timers
+        pass_ = self._pass
+        # The loop below does inline what _account, _handle (job ends), _arrive and _schedule
+        # (rigid runs) do, unless a subclass changed them (then it calls them).
+        cls = type(self)
+        plain = all(getattr(cls, m) is getattr(Simulator, m) for m in _INLINED)
+        rigid = plain and self.policy is None
+        ver, state, work, lim = table.ver, table.state, table.work, table.lim
+        cancelled = self._cancelled_timers
+        total = self.total_nodes
+        timeline = self.record_timeline
+        t_times, t_busy = self.t_times.append, self.t_busy.append
+        t_running, t_queued = self.t_running.append, self.t_queued.append
+        ends, queue = self.ends, self.queue
         while not self._stopped:
             # Drop events a resize, end or cancel made stale, so that no instant exists for them.
             while heap:
@@ -315,29 +333,63 @@ class Simulator:
                     break
                 heappop(heap)
             a = self._arr
-            t_arr = sub[a] if a < self._n_trace else INF
+            t_arr = sub[a] if a < n_trace else INF
             t_ev = heap[0][0] if heap else INF
             t = t_arr if t_arr < t_ev else t_ev
             if t == INF or t >= limit:
                 break
-            if t != self.last_t:
-                account(t)
+            if not plain:
+                if t != self.last_t:
+                    self._account(t)
+            elif t != self.last_t:  # _account(t), inline
+                dt = t - self.last_t
+                free = self.free
+                self.busy_area += (total - free) * dt
+                if queue:
+                    self.frag_area += free * dt
+                    self.queue_time += dt
+                self.last_t = t
             self.now = t
-            while heap and heap[0][0] == t and heap[0][1] < ARRIVE:
-                handle(heappop(heap))
+            while heap:
+                ev = heap[0]
+                if ev[0] != t or ev[1] >= ARRIVE:
+                    break
+                heappop(heap)
+                if ev[1] == END and plain:  # _handle's END case, inline: the commonest event
+                    i = ev[3]
+                    if ver[i] == ev[4] and state[i] == RUNNING:
+                        finish(i, TIMEOUT if work[i] > lim[i] else COMPLETED)
+                else:
+                    handle(ev)
             a = self._arr
-            while a < self._n_trace and sub[a] == t:
-                arrive(a)
-                a += 1
-                self._arr = a
+            if a < n_trace and sub[a] == t:
+                if plain and self.controller is None:  # _arrive without a controller: queue at once
+                    while a < n_trace and sub[a] == t:
+                        state[a] = PENDING
+                        enqueue(a)
+                        a += 1
+                    self._arr = a
+                else:
+                    while a < n_trace and sub[a] == t:
+                        arrive(a)
+                        a += 1
+                        self._arr = a
             while heap and heap[0][0] == t:
                 handle(heappop(heap))
-            schedule()
-            if self.record_timeline:
-                self.t_times.append(t)
-                self.t_busy.append(self.total_nodes - self.free)
-                self.t_running.append(len(self.ends))
-                self.t_queued.append(len(self.queue))
+            if rigid and self.controller is None:  # _schedule's rigid case, inline
+                self._dirty = False
+                pass_(self)
+                while self._dirty:
+                    self._dirty = False
+                    pass_(self)
+                self._stable = len(queue)
+            else:
+                schedule()
+            if timeline:
+                t_times(t)
+                t_busy(total - self.free)
+                t_running(len(ends))
+                t_queued(len(queue))
             self._steps += 1
             if progress is not None and self._steps % 1000 == 0:
                 progress(self._arr, self._n_trace)
@@ -504,17 +556,12 @@ class Simulator:
         if self.check_period is not None and i in self.table.spec:
             self.events.push(self.now + self.check_period, CHECK, i, v)
 
-    def _remove_end(self, i: int) -> None:
-        ends = self.ends
-        k = bisect_left(ends, (self.exp_end[i], i))
-        del ends[k]
-
     def _finish(self, i: int, state: int) -> None:
         self._stable = 0
         self._dirty = True
         self.snapshot_cache.ended(i)
-        self._remove_end(i)
-        del self.exp_end[i]
+        ends = self.ends
+        del ends[bisect_left(ends, (self.exp_end.pop(i), i))]
         table = self.table
         self.free += table.size[i]
         table.state[i] = state
@@ -526,27 +573,43 @@ class Simulator:
 
     def _resize(self, i: int, new: int) -> None:
         now = self.now
-        done, _ = self._progress(i, now)
-        old_ref = self.prog[i][1] if i in self.prog else now
-        rate = self._rate(i, new)
+        table = self.table
+        # _progress and _rate inline (a resize is the most frequent decision of some policies)
+        p = self.prog.get(i)
+        if p is None:
+            done = now - table.start_t[i]
+            old_ref = now
+        else:
+            done, old_ref, old_rate = p
+            done += max(0.0, now - old_ref) * old_rate
+        n0 = table.size0[i]
+        if new == n0:
+            rate = 1.0
+        else:
+            sf = table.serial.get(i, 0.0)
+            rate = speedup(new, sf) / speedup(n0, sf)
         t_ref = max(now, old_ref) + self.resize_overhead
         self._stable = 0
         self._dirty = True
-        table = self.table
-        self.resize_log.append((now, table.jid[i], table.size[i], new))
+        size = table.size
+        old = size[i]
+        self.resize_log.append((now, table.jid[i], old, new))
         self.snapshot_cache.running_changed(i)
-        self._remove_end(i)
-        self.free += table.size[i] - new
-        table.size[i] = new
+        exp_end = self.exp_end
+        ends = self.ends
+        del ends[bisect_left(ends, (exp_end[i], i))]
+        self.free += old - new
+        size[i] = new
         lim, work = table.lim[i], table.work[i]
         exp = t_ref + (lim - done) / rate
         act = t_ref + ((work if work < lim else lim) - done) / rate
         self.prog[i] = (done, t_ref, rate)
-        self.exp_end[i] = exp
-        insort(self.ends, (exp, i))
-        table.ver[i] += 1
+        exp_end[i] = exp
+        insort(ends, (exp, i))
+        v = table.ver[i] + 1
+        table.ver[i] = v
         table.resizes[i] += 1
-        self.events.push(act, END, i, table.ver[i])
+        self.events.push(act, END, i, v)
         if table.evolving or self.check_period is not None:
             self._push_progress_events(i)
 
@@ -590,27 +653,41 @@ class Simulator:
     def apply(self, decisions: Sequence[Decision]) -> bool:
         """Carry out decisions in order; returns whether any changed the machine or queue."""
         changed = False
-        for d in decisions:
-            self.decisions += 1
+        self.decisions += len(decisions)
+        apply_one = self._apply_one
+        for k, d in enumerate(decisions):
             if type(d) is NoAction:  # most of DMR's answers: nothing to check or carry out
                 continue
-            err = self._apply_one(d)
+            err = apply_one(d)
             if err is None:
                 changed = changed or not isinstance(d, NoAction)
             elif self.strict:
+                self.decisions -= len(decisions) - 1 - k  # counted only up to this one
                 raise DecisionError(f"t={self.now:g}: cannot carry out {d!r}: {err}")
             else:
                 self.rejected.append(Rejected(self.now, d, err))
         return changed
 
     def _apply_one(self, d: Decision) -> str | None:
-        if isinstance(d, NoAction):
+        cls = type(d)
+        if cls is NoAction or isinstance(d, NoAction):
             return None
         self._stable = 0
-        i = self.table.index_of.get(d.job_id)
+        table = self.table
+        i = table.index_of.get(d.job_id)
         if i is None:
             return "unknown job"
-        st = self.table.state[i]
+        st = table.state[i]
+        if cls is Shrink or cls is Expand:  # the commonest, checked first (same checks as below)
+            if st != RUNNING:
+                return f"job is {STATE_NAMES[st]}, not RUNNING"
+            cur = table.size[i]
+            new = d.new_size  # type: ignore[union-attr]
+            if cls is Shrink and new < cur:
+                spec = table.spec.get(i)
+                if spec is not None and spec.min_nodes <= new <= spec.max_nodes:
+                    self._resize(i, new)
+                    return None
         if isinstance(d, StartJob):
             if st != PENDING:
                 return f"job is {STATE_NAMES[st]}, not PENDING"

@@ -99,21 +99,27 @@ def fcfs(sim: SimView) -> None:
 
 
 def easy(sim: SimView) -> None:
-    if not sim.queue:
-        return
-    first = sim.stable_prefix  # jobs before this position were already refused in this same state
-    if first == 0:
-        start_in_order(sim)
-        first = 1
     q = sim.queue
+    if not q:
+        return
+    size = sim.table.size
+    start = sim.start_queued
+    first = sim.stable_prefix  # jobs before this position were already refused in this same state
+    if first == 0:  # start_in_order(sim), inline
+        k = 0
+        n = len(q)
+        while k < n and size[q[k]] <= sim.free:
+            start(q[k])
+            k += 1
+        if k:
+            del q[:k]
+        first = 1
     n = len(q)
     free = sim.free
     if n <= first or free == 0:
         return
     if not any(sim.qsizes[1 : free + 1]):
         return  # no queued job fits in the free nodes: the scan below would start none
-    size = sim.table.size
-    start = sim.start_queued
     shadow, extra = shadow_and_extra(free, size[q[0]], sim.ends, size)
     now = sim.now
     lim = sim.table.lim

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import MISSING, dataclass, field, fields
 from functools import lru_cache
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState, Snapshot
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 
 _new_snapshot = object.__new__
+_second = itemgetter(1)
 
 # Job objects built by setting their slots directly: the frozen dataclass's __init__ sets each of
 # its 22 fields through object.__setattr__, the largest part of a snapshot's cost (one Job per
@@ -161,20 +163,23 @@ def _running_tuple(sim: SimView, cache: dict[int, Job]) -> tuple[Job, ...]:
     """Running jobs by expected end. Each Job is cached until its job is resized or ends (the
     engine drops it then), so the tuple is one map at C speed; a job asking to evolve gets a
     Job of its own, never cached, that shows its ask."""
-    order = [i for _, i in sim.ends]
     asking = sim.evolve_asking
+    if not asking:
+        try:
+            return tuple(map(cache.__getitem__, map(_second, sim.ends)))
+        except KeyError:
+            pass
+    order = list(map(_second, sim.ends))
     if asking:
         exp_end = sim.exp_end
         return tuple(
             _running_job(sim, i, exp_end[i]) if i in asking else _cached_running(sim, cache, i) for i in order
         )
-    try:
-        return tuple(map(cache.__getitem__, order))
-    except KeyError:  # jobs started or resized since the last snapshot: build just those
-        exp_end = sim.exp_end
-        for i in set(order).difference(cache):
-            cache[i] = _running_job(sim, i, exp_end[i])
-        return tuple(map(cache.__getitem__, order))
+    # jobs started or resized since the last snapshot (the lookup above failed): build just those
+    exp_end = sim.exp_end
+    for i in set(order).difference(cache):
+        cache[i] = _running_job(sim, i, exp_end[i])
+    return tuple(map(cache.__getitem__, order))
 
 
 def _cached_running(sim: SimView, cache: dict[int, Job], i: int) -> Job:
