@@ -178,6 +178,8 @@ def restore(sim: Simulator, cp: Checkpoint) -> None:
 
 
 def _copy(value: Any) -> Any:
+    if value is None:  # a snapshot cache before the first snapshot
+        return None
     if isinstance(value, list | dict | set | array | SnapshotCache):
         return value.copy()
     raise CheckpointError(f"cannot copy a {type(value).__name__}")

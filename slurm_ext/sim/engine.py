@@ -81,7 +81,7 @@ import time as _time
 from array import array
 from bisect import bisect_left, insort
 from collections.abc import Callable, Sequence
-from heapq import heappop
+from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
 from slurm_ext.decisions import Decision, Expand, NoAction, RaisePriority, Shrink, StartJob
@@ -134,7 +134,7 @@ __all__ = [
 
 
 # Methods that Simulator.advance does inline when a subclass has not overridden them.
-_INLINED = ("_account", "_handle", "_arrive", "_schedule")
+_INLINED = ("_account", "_handle", "_arrive", "_enqueue", "_schedule")
 
 
 class DecisionError(RuntimeError):
@@ -244,7 +244,8 @@ class Simulator:
         # the free nodes (a long queue, e.g. DMR's, would otherwise be scanned after every end).
         self.qsizes: list[int] = [0] * (self.total_nodes + 1)
         # What the last snapshot built, for the next one (snapshot.py); told here what changed.
-        self.snapshot_cache = SnapshotCache()
+        # None until the first snapshot: a run that never builds one tells it nothing.
+        self.snapshot_cache: SnapshotCache | None = None
 
         # Run accounting.
         self.busy_area = 0.0  # node-seconds busy
@@ -306,7 +307,7 @@ class Simulator:
         limit = INF if until is None else until
         handle = self._handle
         arrive = self._arrive
-        enqueue = self._enqueue
+        qsizes, size, qkey = self.qsizes, table.size, table.qkey
         finish = self._finish
         schedule = self._schedule
         pass_ = self._pass
@@ -363,11 +364,16 @@ class Simulator:
                     handle(ev)
             a = self._arr
             if a < n_trace and sub[a] == t:
-                if plain and self.controller is None:  # _arrive without a controller: queue at once
+                if plain and self.controller is None:  # _arrive and _enqueue, inline
+                    qcount = self._qcount
                     while a < n_trace and sub[a] == t:
                         state[a] = PENDING
-                        enqueue(a)
+                        qsizes[size[a]] += 1
+                        qcount += 1
+                        qkey[a] = qcount
+                        queue.append(a)
                         a += 1
+                    self._qcount = qcount
                     self._arr = a
                 else:
                     while a < n_trace and sub[a] == t:
@@ -512,7 +518,9 @@ class Simulator:
             size[i] = nodes
         n = size[i]
         self.free -= n
-        self.snapshot_cache.running_changed(i)  # a restored state may have a Job of it: never stale
+        cache = self.snapshot_cache
+        if cache is not None:
+            cache.running_changed(i)  # a restored state may have a Job of it: never stale
         state[i] = RUNNING
         table.start_t[i] = now
         lim = table.lim[i]
@@ -527,7 +535,9 @@ class Simulator:
             act = now + (work if work < lim else lim) / rate
         self.exp_end[i] = exp
         insort(self.ends, (exp, i))
-        self.events.push(act, END, i, table.ver[i])
+        events = self.events  # events.push, inline
+        events.seq += 1
+        heappush(events.heap, (act, END, events.seq, i, table.ver[i]))
         if table.evolving or self.check_period is not None:
             self._push_progress_events(i)
         if self.controller is not None:
@@ -559,7 +569,9 @@ class Simulator:
     def _finish(self, i: int, state: int) -> None:
         self._stable = 0
         self._dirty = True
-        self.snapshot_cache.ended(i)
+        cache = self.snapshot_cache
+        if cache is not None:
+            cache.ended(i)
         ends = self.ends
         del ends[bisect_left(ends, (self.exp_end.pop(i), i))]
         table = self.table
@@ -594,7 +606,9 @@ class Simulator:
         size = table.size
         old = size[i]
         self.resize_log.append((now, table.jid[i], old, new))
-        self.snapshot_cache.running_changed(i)
+        cache = self.snapshot_cache
+        if cache is not None:
+            cache.running_changed(i)
         exp_end = self.exp_end
         ends = self.ends
         del ends[bisect_left(ends, (exp_end[i], i))]
@@ -648,6 +662,8 @@ class Simulator:
     # ------------------------------------------------------------------ policies
 
     def snapshot(self) -> Snapshot:
+        if self.snapshot_cache is None:
+            self.snapshot_cache = SnapshotCache()
         return build_snapshot(self)
 
     def apply(self, decisions: Sequence[Decision]) -> bool:
@@ -708,7 +724,8 @@ class Simulator:
             self.queue.insert(0, i)
             self._raised += 1
             self.table.qkey[i] = -self._raised
-            self.snapshot_cache.raised(i)
+            if self.snapshot_cache is not None:
+                self.snapshot_cache.raised(i)
             return None
         if isinstance(d, Expand | Shrink):
             if st != RUNNING:
@@ -775,7 +792,8 @@ class Simulator:
         if st == PENDING:
             self.queue.remove(i)
             self.qsizes[self.table.size[i]] -= 1
-            self.snapshot_cache.dequeued(i)
+            if self.snapshot_cache is not None:
+                self.snapshot_cache.dequeued(i)
             self._stable = 0
             self._dirty = True
         elif st == RUNNING:
@@ -892,7 +910,7 @@ class Simulator:
                 d[key] = value
         new.table = self.table.copy()
         new.events = self.events.copy()
-        new.snapshot_cache = self.snapshot_cache.copy()
+        new.snapshot_cache = None if self.snapshot_cache is None else self.snapshot_cache.copy()
         new.controller = None
         new._started_now = []
         new.policy = _copy.deepcopy(self.policy) if self.policy is not None else None

@@ -167,7 +167,7 @@ class SimView(Protocol):
     ends: list[tuple[float, int]]  # running jobs' (expected end, index), sorted
     exp_end: dict[int, float]  # running jobs' expected ends
     evolve_asking: dict[int, int]  # index -> target size while an evolving ask is open
-    snapshot_cache: SnapshotCache
+    snapshot_cache: SnapshotCache | None  # None until the first snapshot (which creates it)
 
     @property
     def stable_prefix(self) -> int: ...

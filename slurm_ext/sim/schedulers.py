@@ -102,10 +102,10 @@ def easy(sim: SimView) -> None:
     q = sim.queue
     if not q:
         return
-    size = sim.table.size
-    start = sim.start_queued
     first = sim.stable_prefix  # jobs before this position were already refused in this same state
     if first == 0:  # start_in_order(sim), inline
+        size = sim.table.size
+        start = sim.start_queued
         k = 0
         n = len(q)
         while k < n and size[q[k]] <= sim.free:
@@ -120,6 +120,8 @@ def easy(sim: SimView) -> None:
         return
     if not any(sim.qsizes[1 : free + 1]):
         return  # no queued job fits in the free nodes: the scan below would start none
+    size = sim.table.size
+    start = sim.start_queued
     shadow, extra = shadow_and_extra(free, size[q[0]], sim.ends, size)
     now = sim.now
     lim = sim.table.lim

@@ -127,6 +127,8 @@ def build_snapshot(sim: SimView) -> Snapshot:
     free = sim.free
     nodes, idle_names = _nodes(sim.total_nodes, free)
     cache = sim.snapshot_cache
+    if cache is None:
+        cache = sim.snapshot_cache = SnapshotCache()
     # The running jobs' tuple is reused until a job starts, ends or is resized (``run_ver``) and
     # while no evolving ask is open (an ask changes its job's Job without touching the others).
     asking = sim.evolve_asking
