@@ -134,7 +134,7 @@ __all__ = [
 
 
 # Methods that Simulator.advance does inline when a subclass has not overridden them.
-_INLINED = ("_account", "_handle", "_arrive", "_enqueue", "_schedule")
+_INLINED = ("_account", "_handle", "_finish", "_arrive", "_enqueue", "_schedule")
 
 
 class DecisionError(RuntimeError):
@@ -307,7 +307,8 @@ class Simulator:
         limit = INF if until is None else until
         handle = self._handle
         arrive = self._arrive
-        qsizes, size, qkey = self.qsizes, table.size, table.qkey
+        qsizes, size, qkey, end_t = self.qsizes, table.size, table.qkey, table.end_t
+        exp_end = self.exp_end
         finish = self._finish
         schedule = self._schedule
         pass_ = self._pass
@@ -359,7 +360,20 @@ class Simulator:
                 if ev[1] == END and plain:  # _handle's END case, inline: the commonest event
                     i = ev[3]
                     if ver[i] == ev[4] and state[i] == RUNNING:
-                        finish(i, TIMEOUT if work[i] > lim[i] else COMPLETED)
+                        if self.controller is not None:
+                            finish(i, TIMEOUT if work[i] > lim[i] else COMPLETED)
+                            continue
+                        # _finish without a controller to tell, inline
+                        self._stable = 0
+                        self._dirty = True
+                        cache = self.snapshot_cache
+                        if cache is not None:
+                            cache.ended(i)
+                        del ends[bisect_left(ends, (exp_end.pop(i), i))]
+                        self.free += size[i]
+                        state[i] = TIMEOUT if work[i] > lim[i] else COMPLETED
+                        end_t[i] = t
+                        ver[i] += 1
                 else:
                     handle(ev)
             a = self._arr
