@@ -99,7 +99,8 @@ class SDPolicy(Policy):
             n = job.node_count
             if n > cl.total:
                 continue
-            dur = scaled_duration(job, n)
+            asked = job.time_limit
+            dur = INF if asked is None else asked * n / n  # scaled_duration(job, n), inline
             if n <= cl.free and prof.min_free(cl.now, cl.now + dur) >= n:
                 cl.start(job, n, "SD: static backfill")
                 prof.reserve(cl.now, dur, n)
