@@ -173,6 +173,8 @@ def _eligible(job: Job, total: int) -> bool:
 
 
 _node_count = attrgetter("node_count")
+_malleable = attrgetter("malleable")  # a MalleableSpec is always true, None false
+_QUIET = {NoAction}
 _dependency = attrgetter("dependency")
 _reason = attrgetter("reason")
 
@@ -192,10 +194,20 @@ class DMRPolicy(Policy):
 
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
         self._queue.update(snap)
-        state = _Cluster(free=snap.free, index=self._queue)
-        if self._quiet_version != self._queue.version or len(self._quiet) > 4096:
+        free = snap.free
+        version = self._queue.version
+        if self._quiet_version != version or len(self._quiet) > 4096:
             self._quiet = {}
-            self._quiet_version = self._queue.version
+            self._quiet_version = version
+        # A call that only said NoAction changed neither the free nodes nor the queue while it
+        # ran, so it depended on nothing but the running jobs, the free nodes and the queue's
+        # first job of each size: with all three the same (the running tuple the very same
+        # object, as a simulator passes it while no job started, ended or was resized), the
+        # answer is the same again. Saves the per-job pass at most events of a long queue.
+        memo = self._memo
+        if asking is None and memo is not None and memo[0] is snap.running and memo[1:3] == (free, version):
+            return list(memo[3])
+        state = _Cluster(free=free, index=self._queue)
         if asking is not None:
             targets = []
             out: list[Decision] = []
@@ -208,19 +220,12 @@ class DMRPolicy(Policy):
             if out and not targets:
                 return out
             return self._decide_all(targets, state)
-        # A call that only said NoAction changed neither the free nodes nor the queue while it
-        # ran, so it depended on nothing but the running jobs, the free nodes and the queue's
-        # first job of each size: with all three the same (the running tuple the very same
-        # object, as a simulator passes it while no job started, ended or was resized), the
-        # answer is the same again. Saves the per-job pass at most events of a long queue.
-        memo = self._memo
-        version = self._queue.version
-        if memo is not None and memo[0] is snap.running and memo[1] == state.free and memo[2] == version:
-            return list(memo[3])
-        decisions = self._decide_all([j for j in snap.running if j.malleable is not None], state)
-        quiet = all(type(d) is NoAction for d in decisions)
-        self._memo = (snap.running, snap.free, version, decisions) if quiet else None
-        return list(decisions)
+        decisions = self._decide_all(list(filter(_malleable, snap.running)), state)
+        if set(map(type, decisions)) <= _QUIET:  # only NoActions: kept (a copy goes out)
+            self._memo = (snap.running, state.free, version, decisions)
+            return list(decisions)
+        self._memo = None
+        return decisions
 
     def _decide_all(self, targets: list[Job], state: _Cluster) -> list[Decision]:
         decisions: list[Decision] = []
