@@ -225,7 +225,9 @@ class DBES(Policy):
 
     def _first_expansion(self, cl: WorkingView, later: list[tuple[Job, float]]) -> None:
         for i, (job, t) in enumerate(later):
-            deps = [r for r in self._deps(cl, t) if r.size < r.max]
+            # self._deps(cl, t) and below their max, in one pass
+            tol = 1e-6 * max(1.0, abs(t))
+            deps = [r for r in cl.malleable_running() if abs(r.end - t) <= tol and r.size < r.max]
             if not deps:
                 continue
             # nodes that may be moved to the dependencies: idle ones, then nodes of jobs
