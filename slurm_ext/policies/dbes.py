@@ -44,7 +44,6 @@ from slurm_ext.policies.working_view import (
     check_depth,
     leading_starts,
     min_size,
-    scaled_duration,
 )
 
 _NONE = None  # "expanded for no specific StartLater job" (second expansion step)
@@ -135,16 +134,19 @@ class DBES(Policy):
         out: list[tuple[Job, float]] = []
         clean = True  # every job passed was reserved or too large: the backfill would do the same
         k = 0
+        total, now, depth = cl.total, cl.now, self.depth
         for job in cl.pending:
-            if len(out) >= self.depth:
+            if len(out) >= depth:
                 break
             k += 1
-            n = min_size(job)
-            if n > cl.total:
+            spec = job.malleable
+            n = spec.min_nodes if spec else job.node_count  # min_size(job)
+            if n > total:
                 continue
-            dur = scaled_duration(job, n)
+            limit = job.time_limit
+            dur = INF if limit is None else limit * job.node_count / n  # scaled_duration(job, n)
             t = prof.earliest_start(n, dur)
-            if t <= cl.now:
+            if t <= now:
                 clean = False
                 continue  # could start now: a backfill candidate, not a StartLater job
             if t == INF:
@@ -223,7 +225,9 @@ class DBES(Policy):
 
     def _first_expansion(self, cl: WorkingView, later: list[tuple[Job, float]]) -> None:
         for i, (job, t) in enumerate(later):
-            deps = [r for r in self._deps(cl, t) if r.size < r.max]
+            # self._deps(cl, t) and below their max, in one pass
+            tol = 1e-6 * max(1.0, abs(t))
+            deps = [r for r in cl.malleable_running() if abs(r.end - t) <= tol and r.size < r.max]
             if not deps:
                 continue
             # nodes that may be moved to the dependencies: idle ones, then nodes of jobs

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from functools import lru_cache
 from operator import attrgetter
 
 from slurm_ext.decisions import Decision, Expand, NoAction, RaisePriority, Shrink
@@ -43,10 +42,20 @@ def eligible_pending(snap: Snapshot) -> list[Job]:
     return [job for job in pending if _eligible(job, total)]
 
 
-@lru_cache(maxsize=4096)
+_SIZES: dict[tuple[int, int, int, int | None, int], tuple[int, ...]] = {}
+
+
 def reachable_sizes(spec: MalleableSpec, cur: int) -> tuple[int, ...]:
-    """``spec.sizes(cur)`` (ascending, with ``cur``), memoised: asked for every running job at every event."""
-    return tuple(spec.sizes(cur))
+    """``spec.sizes(cur)`` (ascending, with ``cur``), memoised: asked for every running job at every
+    event. Keyed by the spec's fields, not the spec: a tuple of ints hashes and compares at C speed,
+    the dataclass through Python calls."""
+    key = (spec.min_nodes, spec.max_nodes, spec.factor, spec.preferred, cur)
+    sizes = _SIZES.get(key)
+    if sizes is None:
+        if len(_SIZES) > 4096:
+            _SIZES.clear()
+        sizes = _SIZES[key] = tuple(spec.sizes(cur))
+    return sizes
 
 
 class _QueueIndex:
@@ -122,6 +131,11 @@ class _Cluster:
         self._firsts = index.firsts
         self._own = False
 
+    @property
+    def taken(self) -> bool:
+        """Whether a job was taken: the queue's answers are no longer the index's."""
+        return self._own
+
     def first_sized(self, lo: int, hi: int) -> Job | None:
         """The first pending job in queue order with ``lo < node_count <= hi``."""
         if hi <= lo:
@@ -159,6 +173,8 @@ def _eligible(job: Job, total: int) -> bool:
 
 
 _node_count = attrgetter("node_count")
+_malleable = attrgetter("malleable")  # a MalleableSpec is always true, None false
+_QUIET = {NoAction}
 _dependency = attrgetter("dependency")
 _reason = attrgetter("reason")
 
@@ -171,10 +187,27 @@ class DMRPolicy(Policy):
     def __init__(self) -> None:
         self._queue = _QueueIndex()  # a cache of the queue between calls, not policy state
         self._memo: tuple[tuple[Job, ...], int, int, list[Decision]] | None = None
+        # Mode 3's NoAction answers by job id, size, free nodes and range, for one queue version:
+        # such an answer reads only those and the queue's first job of each size (see decide_job).
+        self._quiet: dict[tuple[int, ...], list[Decision]] = {}
+        self._quiet_version = -1
 
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
         self._queue.update(snap)
-        state = _Cluster(free=snap.free, index=self._queue)
+        free = snap.free
+        version = self._queue.version
+        if self._quiet_version != version or len(self._quiet) > 4096:
+            self._quiet = {}
+            self._quiet_version = version
+        # A call that only said NoAction changed neither the free nodes nor the queue while it
+        # ran, so it depended on nothing but the running jobs, the free nodes and the queue's
+        # first job of each size: with all three the same (the running tuple the very same
+        # object, as a simulator passes it while no job started, ended or was resized), the
+        # answer is the same again. Saves the per-job pass at most events of a long queue.
+        memo = self._memo
+        if asking is None and memo is not None and memo[0] is snap.running and memo[1:3] == (free, version):
+            return list(memo[3])
+        state = _Cluster(free=free, index=self._queue)
         if asking is not None:
             targets = []
             out: list[Decision] = []
@@ -187,19 +220,12 @@ class DMRPolicy(Policy):
             if out and not targets:
                 return out
             return self._decide_all(targets, state)
-        # A call that only said NoAction changed neither the free nodes nor the queue while it
-        # ran, so it depended on nothing but the running jobs, the free nodes and the queue's
-        # first job of each size: with all three the same (the running tuple the very same
-        # object, as a simulator passes it while no job started, ended or was resized), the
-        # answer is the same again. Saves the per-job pass at most events of a long queue.
-        memo = self._memo
-        version = self._queue.version
-        if memo is not None and memo[0] is snap.running and memo[1] == state.free and memo[2] == version:
-            return list(memo[3])
-        decisions = self._decide_all([j for j in snap.running if j.malleable is not None], state)
-        quiet = all(type(d) is NoAction for d in decisions)
-        self._memo = (snap.running, snap.free, version, decisions) if quiet else None
-        return list(decisions)
+        decisions = self._decide_all(list(filter(_malleable, snap.running)), state)
+        if set(map(type, decisions)) <= _QUIET:  # only NoActions: kept (a copy goes out)
+            self._memo = (snap.running, state.free, version, decisions)
+            return list(decisions)
+        self._memo = None
+        return decisions
 
     def _decide_all(self, targets: list[Job], state: _Cluster) -> list[Decision]:
         decisions: list[Decision] = []
@@ -215,7 +241,18 @@ class DMRPolicy(Policy):
             return self._requested(job, spec, cur, state)
         if spec.preferred is not None:
             return self._preferred(job, spec, cur, state)
-        return self._wide(job, spec, cur, state)
+        if state.taken:
+            return self._wide(job, spec, cur, state)
+        # A NoAction of mode 3 changed nothing and read only the job's id, range and size, the
+        # free nodes and the index's first pending job of each size (the same while its version
+        # is): the same give the same answer (the same immutable NoAction, in a list never changed).
+        key = (job.job_id, cur, state.free, spec.min_nodes, spec.max_nodes, spec.factor)
+        out = self._quiet.get(key)
+        if out is None:
+            out = self._wide(job, spec, cur, state)
+            if len(out) == 1 and type(out[0]) is NoAction:
+                self._quiet[key] = out
+        return out
 
     # -- mode 1 -------------------------------------------------------------------------
     def _requested(self, job: Job, spec: MalleableSpec, cur: int, state: _Cluster) -> list[Decision]:

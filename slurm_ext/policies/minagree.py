@@ -35,6 +35,9 @@ class MinAgree(Policy):
             if n > cl.total:
                 continue
             donors = [r for r in cl.malleable_running() if r.size > r.min]
+            short = n - cl.free
+            if short > 0 and sum(r.size - r.min for r in donors) < short:
+                break  # reclaim would refuse: all donors together cannot free enough (most calls)
             why = f"minAgree step 2: shrink largest jobs to start job {job.job_id}"
             if not cl.reclaim(n, donors, why, job.job_id, largest_first=True):
                 break

@@ -36,6 +36,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from operator import attrgetter
 from typing import ClassVar, Literal
 
 from slurm_ext.decisions import Decision
@@ -98,7 +99,8 @@ class SDPolicy(Policy):
             n = job.node_count
             if n > cl.total:
                 continue
-            dur = scaled_duration(job, n)
+            asked = job.time_limit
+            dur = INF if asked is None else asked * n / n  # scaled_duration(job, n), inline
             if n <= cl.free and prof.min_free(cl.now, cl.now + dur) >= n:
                 cl.start(job, n, "SD: static backfill")
                 prof.reserve(cl.now, dur, n)
@@ -207,13 +209,25 @@ class SDPolicy(Policy):
         # every share of every mate many times (a pair of mates tries up to ``need`` splits).
         tables: dict[int, list[float | None]] = {}
 
+        plain = type(self).penalty is SDPolicy.penalty and type(self)._slowdown is SDPolicy._slowdown
+
         def table(r: Running) -> list[float | None]:
             t = tables.get(r.job_id)
             if t is None:
                 t = [None]  # share 0: never lent
-                for a in range(1, min(caps[r.job_id], need) + 1):
-                    p = self.penalty(r, a, duration)
-                    t.append(p if p < limit else None)
+                top = min(caps[r.job_id], need)
+                if plain:  # penalty(r, a, duration) for every a, with what is the same for all a once
+                    start, end, size = r.start, r.end, r.size
+                    req = self.requested.get(r.job_id) or r.job.time_limit or max(end - start, 1e-9)
+                    base = (start - r.job.submit_time) + (end - start)
+                    den = max(req, 1e-9)
+                    for a in range(1, top + 1):
+                        p = (base + duration * a / size) / den
+                        t.append(p if p < limit else None)
+                else:
+                    for a in range(1, top + 1):
+                        p = self.penalty(r, a, duration)
+                        t.append(p if p < limit else None)
                 tables[r.job_id] = t
             return t
 
@@ -295,12 +309,14 @@ class SDPolicy(Policy):
         return ((r.start - submit) + (r.end - r.start) + increase) / max(req, 1e-9)
 
     def _remember_requests(self, snap: Snapshot) -> None:
-        live = {j.job_id for j in snap.jobs}
-        for jid in [j for j in self.requested if j not in live]:
-            del self.requested[jid]
-        for j in snap.jobs:
-            if j.job_id not in self.requested and j.time_limit is not None and j.is_pending:
-                self.requested[j.job_id] = j.time_limit
+        requested = self.requested
+        live = set(map(_job_id, snap.jobs))
+        if len(requested) > len(live) or not live.issuperset(requested):
+            for jid in [j for j in requested if j not in live]:
+                del requested[jid]
+        for j in snap.pending:  # the pending jobs of snap.jobs (the order of a dict's keys only)
+            if j.job_id not in requested and j.time_limit is not None:
+                requested[j.job_id] = j.time_limit
 
     def _run_with_mates(self, cl: WorkingView, job: Job, choice: MateChoice) -> None:
         for mate_id, lent in choice.loans:
@@ -325,6 +341,9 @@ class SDPolicy(Policy):
 
 def _end(r: Running) -> float:
     return r.end
+
+
+_job_id = attrgetter("job_id")
 
 
 def _shares(caps: list[int], need: int) -> Iterator[tuple[int, ...]]:

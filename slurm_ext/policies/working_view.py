@@ -267,15 +267,22 @@ class WorkingView:
             k, done = resume
             reserved = list(done)
             jobs = jobs[k:]
+        by_min = start_size is min_size  # min_size and scaled_duration inline below
+        total, now = self.total, self.now
         for job in list(jobs):
             full = len(reserved) >= depth
             if full and self.free == 0:
                 break  # nothing can start, nor be reserved, any more
-            n = start_size(job)
-            if n > self.total or (full and n > self.free):
+            if by_min:
+                spec = job.malleable
+                n = spec.min_nodes if spec else job.node_count
+            else:
+                n = start_size(job)
+            if n > total or (full and n > self.free):
                 continue
-            dur = scaled_duration(job, n)
-            if n <= self.free and prof.min_free(self.now, self.now + dur) >= n:
+            limit = job.time_limit
+            dur = INF if limit is None else limit * job.node_count / n  # scaled_duration(job, n)
+            if n <= self.free and prof.min_free(now, now + dur) >= n:
                 self.start(job, n, reason)
                 prof.reserve(self.now, dur, n)
             elif len(reserved) < depth:

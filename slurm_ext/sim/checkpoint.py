@@ -25,24 +25,16 @@ from array import array
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from slurm_ext.sim.jobtable import JobTable
 from slurm_ext.sim.snapshot import SnapshotCache
-from slurm_ext.sim.states import FUTURE
 
 if TYPE_CHECKING:
     from slurm_ext.sim.engine import Simulator
 
-# Per-job columns that never change once a job exists (appends only).
-STATIC_COLUMNS = ("jid", "sub", "size0", "lim", "work")
-# Per-job columns a run writes, with the value a job has before it arrives.
-MUTABLE_COLUMNS: dict[str, Any] = {
-    "size": None,  # initially size0
-    "start_t": -1.0,
-    "end_t": -1.0,
-    "state": FUTURE,
-    "resizes": 0,
-    "ver": 0,
-    "qkey": 0,
-}
+# Per-job columns of the job table (``Simulator.table``) that never change once a job exists
+# (appends only), and those a run writes, with the value a job has before it arrives.
+STATIC_COLUMNS = JobTable.STATIC
+MUTABLE_COLUMNS: dict[str, Any] = JobTable.MUTABLE
 # Read-only after construction.
 CONSTANTS = frozenset(
     {
@@ -62,9 +54,6 @@ CONSTANTS = frozenset(
 # Small containers: copied whole (sparse dicts keyed by job index, the queue, the running set...).
 SMALL = frozenset(
     {
-        "spec",
-        "serial",
-        "evolving",
         "evolve_granted",
         "evolve_asking",
         "prog",
@@ -98,8 +87,10 @@ SCALARS = frozenset(
         "_steps",
     }
 )
-SPECIAL = frozenset({"index_of", "events", "controller"})
-KNOWN = CONSTANTS | SMALL | APPEND_ONLY | SCALARS | SPECIAL | set(STATIC_COLUMNS) | set(MUTABLE_COLUMNS)
+SPECIAL = frozenset({"table", "events", "controller"})
+KNOWN = CONSTANTS | SMALL | APPEND_ONLY | SCALARS | SPECIAL
+# The table's sparse columns (dicts keyed by job index): copied whole, like SMALL.
+TABLE_SMALL = JobTable.SPARSE
 
 
 class CheckpointError(RuntimeError):
@@ -115,6 +106,7 @@ class Checkpoint:
     live: list[int]  # queued and running job indices
     columns: dict[str, list[Any]]  # mutable column values of the live jobs
     small: dict[str, Any]
+    table_small: dict[str, Any]
     lengths: dict[str, int]
     scalars: dict[str, Any]
     heap: list[tuple[float, int, int, Any, int]]
@@ -133,12 +125,14 @@ def checkpoint(sim: Simulator) -> Checkpoint:
         raise CheckpointError("checkpoint a simulator without a controller (the baseline)")
     live = [*sim.queue, *sim.exp_end]
     d = sim.__dict__
+    table = sim.table
     return Checkpoint(
-        n=len(sim.jid),
+        n=len(table),
         arrived=sim.arrived,
         live=live,
-        columns={name: [d[name][i] for i in live] for name in MUTABLE_COLUMNS},
+        columns={name: [getattr(table, name)[i] for i in live] for name in MUTABLE_COLUMNS},
         small={name: _copy(d[name]) for name in SMALL},
+        table_small={name: _copy(getattr(table, name)) for name in TABLE_SMALL},
         lengths={name: len(d[name]) for name in APPEND_ONLY},
         scalars={name: d[name] for name in SCALARS},
         heap=list(sim.events.heap),
@@ -152,26 +146,29 @@ def restore(sim: Simulator, cp: Checkpoint) -> None:
         raise CheckpointError("a checkpoint restores once")
     cp.used = True
     d = sim.__dict__
+    table = sim.table
     n = cp.n
-    index_of = sim.index_of
-    for jid in sim.jid[n:]:
+    index_of = table.index_of
+    for jid in table.jid[n:]:
         del index_of[jid]
     for name in (*STATIC_COLUMNS, *MUTABLE_COLUMNS):
-        del d[name][n:]
+        del getattr(table, name)[n:]
     # Jobs that arrived during the run go back to "not arrived yet".
     lo, hi = cp.arrived, sim.arrived
     if hi > lo:
-        size, size0 = sim.size, sim.size0
+        size, size0 = table.size, table.size0
         size[lo:hi] = size0[lo:hi]
         for name, initial in MUTABLE_COLUMNS.items():
             if initial is not None:
-                d[name][lo:hi] = [initial] * (hi - lo)
+                getattr(table, name)[lo:hi] = [initial] * (hi - lo)
     for name, values in cp.columns.items():
-        col = d[name]
+        col = getattr(table, name)
         for i, v in zip(cp.live, values, strict=True):
             col[i] = v
     for name, value in cp.small.items():
         d[name] = value
+    for name, value in cp.table_small.items():
+        setattr(table, name, value)
     for name, length in cp.lengths.items():
         del d[name][length:]
     d.update(cp.scalars)
@@ -181,6 +178,8 @@ def restore(sim: Simulator, cp: Checkpoint) -> None:
 
 
 def _copy(value: Any) -> Any:
+    if value is None:  # a snapshot cache before the first snapshot
+        return None
     if isinstance(value, list | dict | set | array | SnapshotCache):
         return value.copy()
     raise CheckpointError(f"cannot copy a {type(value).__name__}")

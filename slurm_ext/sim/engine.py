@@ -59,16 +59,18 @@ See :mod:`slurm_ext.sim.controller`: a controller gets ``on_submit``/``on_start`
 with ``until`` stops before a given time and :meth:`Simulator.copy` clones the whole state
 cheaply, for "start a run from the baseline state at time t".
 
-State layout (stable names; controllers may read them, only the simulator writes them): per-job
-columns indexed by an internal index ``i`` (arrival order, controller submissions appended):
-``jid``, ``sub``, ``size0`` (submitted nodes), ``size`` (current), ``lim`` and ``work`` (requested
-and actual time at ``size0``), ``start_t``, ``end_t`` (-1 until known), ``state`` (see
-``STATE_NAMES``); ``index_of[job_id] -> i``; ``queue`` (indices in order), ``ends`` (sorted
-``(expected_end, i)`` of running jobs), ``free``, ``now``. The other modules of this package use
-only these and a few more public members: scheduler passes :meth:`Simulator.start_queued`
-(and edit ``queue`` in place), :attr:`Simulator.stable_prefix`; results
-:attr:`Simulator.trace_jobs`; snapshots :attr:`Simulator.snapshot_cache`; checkpoints
-:attr:`Simulator.arrived` (and, by design, every field by name: :mod:`slurm_ext.sim.checkpoint`).
+State layout (stable names; controllers may read them, only the simulator writes them): the
+per-job columns are the job table ``table`` (:class:`~slurm_ext.sim.jobtable.JobTable`, indexed by
+an internal index ``i``: arrival order, controller submissions appended): ``jid``, ``sub``,
+``size0`` (submitted nodes), ``size`` (current), ``lim`` and ``work`` (requested and actual time
+at ``size0``), ``start_t``, ``end_t`` (-1 until known), ``state`` (see ``STATE_NAMES``),
+``index_of[job_id] -> i``; each is also readable as ``sim.<column>``. Beside it: ``queue``
+(indices in order), ``ends`` (sorted ``(expected_end, i)`` of running jobs), ``free``, ``now``.
+The scheduler passes, snapshots and results read the simulator only through
+:class:`~slurm_ext.sim.jobtable.SimView` (the table and these, plus :meth:`Simulator.start_queued`,
+:attr:`Simulator.stable_prefix`, :attr:`Simulator.trace_jobs`, :attr:`Simulator.snapshot_cache`);
+checkpoints read :attr:`Simulator.arrived` (and, by design, every field by name:
+:mod:`slurm_ext.sim.checkpoint`).
 """
 
 from __future__ import annotations
@@ -79,12 +81,13 @@ import time as _time
 from array import array
 from bisect import bisect_left, insort
 from collections.abc import Callable, Sequence
-from heapq import heappop
+from heapq import heappop, heappush
 from typing import TYPE_CHECKING, Any
 
 from slurm_ext.decisions import Decision, Expand, NoAction, RaisePriority, Shrink, StartJob
 from slurm_ext.model import MalleableSpec
 from slurm_ext.sim.core import ARRIVE, CHECK, END, EVOLVE, TIMER, EventQueue
+from slurm_ext.sim.jobtable import JobTable
 from slurm_ext.sim.result import SimResult
 from slurm_ext.sim.schedulers import (
     EasyView,
@@ -130,12 +133,48 @@ __all__ = [
 ]
 
 
+# Methods that Simulator.advance does inline when a subclass has not overridden them.
+_INLINED = ("_account", "_handle", "_finish", "_arrive", "_enqueue", "_schedule")
+
+
 class DecisionError(RuntimeError):
     """A policy decision that the simulated cluster cannot carry out (``strict=True`` only)."""
 
 
+class _Column:
+    """A job-table column read as an attribute of the simulator (``sim.size`` is
+    ``sim.table.size``): the names controllers and drivers have always read. Read-only: the
+    engine writes the table's lists in place."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, sim: Simulator | None, owner: type | None = None) -> Any:
+        if sim is None:
+            return self
+        return getattr(sim.table, self.name)
+
+
 class Simulator:
     """One simulated cluster running one workload. Build, optionally attach, then :meth:`run`."""
+
+    # The job table's columns under their old names (see :class:`~slurm_ext.sim.jobtable.JobTable`).
+    jid: list[int] = _Column()  # type: ignore[assignment]
+    sub: list[float] = _Column()  # type: ignore[assignment]
+    size0: list[int] = _Column()  # type: ignore[assignment]
+    size: list[int] = _Column()  # type: ignore[assignment]
+    lim: list[float] = _Column()  # type: ignore[assignment]
+    work: list[float] = _Column()  # type: ignore[assignment]
+    start_t: list[float] = _Column()  # type: ignore[assignment]
+    end_t: list[float] = _Column()  # type: ignore[assignment]
+    state: list[int] = _Column()  # type: ignore[assignment]
+    resizes: list[int] = _Column()  # type: ignore[assignment]
+    ver: list[int] = _Column()  # type: ignore[assignment]
+    qkey: list[int] = _Column()  # type: ignore[assignment]
+    spec: dict[int, MalleableSpec] = _Column()  # type: ignore[assignment]
+    serial: dict[int, float] = _Column()  # type: ignore[assignment]
+    evolving: dict[int, EvolvingSpec] = _Column()  # type: ignore[assignment]
+    index_of: dict[int, int] = _Column()  # type: ignore[assignment]
 
     def __init__(
         self,
@@ -168,42 +207,22 @@ class Simulator:
 
         jobs = workload.jobs
         n = len(jobs)
-        # Per-job columns indexed by an internal index i (arrival order); plain lists are the
-        # fastest thing CPython has and copy with one memcpy-like slice.
-        self.jid: list[int] = [j.job_id for j in jobs]
-        self.sub: list[float] = [float(j.submit) for j in jobs]
-        self.size0: list[int] = [j.nodes for j in jobs]
-        self.size: list[int] = list(self.size0)
-        self.lim: list[float] = [float(j.time_limit) for j in jobs]  # work units (= s at size0)
-        self.work: list[float] = [float(j.run_time) for j in jobs]  # actual work, same units
-        self.start_t: list[float] = [-1.0] * n
-        self.end_t: list[float] = [-1.0] * n
-        self.state: list[int] = [FUTURE] * n
-        self.resizes: list[int] = [0] * n
-        self.ver: list[int] = [0] * n
-        # Malleable/evolving columns are sparse: dicts keyed by index.
-        self.spec: dict[int, MalleableSpec] = {i: j.malleable for i, j in enumerate(jobs) if j.malleable}
-        self.serial: dict[int, float] = {
-            i: j.serial_fraction for i, j in enumerate(jobs) if j.serial_fraction
-        }
-        self.evolving: dict[int, EvolvingSpec] = {i: j.evolving for i, j in enumerate(jobs) if j.evolving}
+        # The per-job columns (jobtable.py); read through ``table`` by the passes and snapshots.
+        self.table = table = JobTable(jobs)
         self.evolve_granted: set[int] = set()
         self.evolve_asking: dict[int, int] = {}  # index -> target size while an ask is open
         # Progress of resized jobs: (work done at t_ref, t_ref, rate in work units per second).
         self.prog: dict[int, tuple[float, float, float]] = {}
         self.exp_end: dict[int, float] = {}  # running jobs only
-        self.index_of: dict[int, int] = {jid: i for i, jid in enumerate(self.jid)}
-        if len(self.index_of) != n:
-            raise ValueError("workload job ids are not unique")
-        if n and not (min(self.size0) >= 1 and max(self.size0) <= self.total_nodes):
+        if n and not (min(table.size0) >= 1 and max(table.size0) <= self.total_nodes):
             bad = next(j for j in jobs if not 1 <= j.nodes <= self.total_nodes)
             raise ValueError(f"job {bad.job_id} needs {bad.nodes} nodes; the machine has {self.total_nodes}")
-        if n and min(self.lim) <= 0:
+        if n and min(table.lim) <= 0:
             bad = next(j for j in jobs if j.time_limit <= 0)
             raise ValueError(f"job {bad.job_id} has time limit {bad.time_limit}; it must be > 0")
-        self._next_id = max(self.jid, default=0) + 1
+        self._next_id = max(table.jid, default=0) + 1
 
-        self.now = 0.0 if n == 0 else min(0.0, self.sub[0])
+        self.now = 0.0 if n == 0 else min(0.0, table.sub[0])
         self.free = self.total_nodes
         self.queue: list[int] = []
         self.ends: list[tuple[float, int]] = []  # running jobs by expected end
@@ -216,16 +235,17 @@ class Simulator:
         self._stable = 0
         # Set when nodes are freed or the queue shrinks; inside a scheduling step, another pass follows.
         self._dirty = False
-        # Queue order as a per-job key (arrival counter; negative after RaisePriority, most recent
-        # first): snapshots encode it as Job.priority, so a pending Job object stays valid.
-        self.qkey: list[int] = [0] * n
+        # Queue order is the per-job key ``table.qkey`` (arrival counter; negative after
+        # RaisePriority, most recent first): snapshots encode it as Job.priority, so a pending Job
+        # object stays valid.
         self._qcount = 0
         self._raised = 0
         # Queued jobs per size (index = nodes): lets a pass see at once that no queued job fits in
         # the free nodes (a long queue, e.g. DMR's, would otherwise be scanned after every end).
         self.qsizes: list[int] = [0] * (self.total_nodes + 1)
         # What the last snapshot built, for the next one (snapshot.py); told here what changed.
-        self.snapshot_cache = SnapshotCache()
+        # None until the first snapshot: a run that never builds one tells it nothing.
+        self.snapshot_cache: SnapshotCache | None = None
 
         # Run accounting.
         self.busy_area = 0.0  # node-seconds busy
@@ -281,13 +301,29 @@ class Simulator:
         t0 = _time.perf_counter()
         self._stopped = False
         heap = self.events.heap
-        sub = self.sub
+        table = self.table
+        sub = table.sub
+        n_trace = self._n_trace
         limit = INF if until is None else until
         handle = self._handle
         arrive = self._arrive
+        qsizes, size, qkey, end_t = self.qsizes, table.size, table.qkey, table.end_t
+        exp_end = self.exp_end
+        finish = self._finish
         schedule = self._schedule
-        account = self._account
-        ver, state, cancelled = self.ver, self.state, self._cancelled_timers
+        pass_ = self._pass
+        # The loop below does inline what _account, _handle (job ends), _arrive and _schedule
+        # (rigid runs) do, unless a subclass changed them (then it calls them).
+        cls = type(self)
+        plain = all(getattr(cls, m) is getattr(Simulator, m) for m in _INLINED)
+        rigid = plain and self.policy is None
+        ver, state, work, lim = table.ver, table.state, table.work, table.lim
+        cancelled = self._cancelled_timers
+        total = self.total_nodes
+        timeline = self.record_timeline
+        t_times, t_busy = self.t_times.append, self.t_busy.append
+        t_running, t_queued = self.t_running.append, self.t_queued.append
+        ends, queue = self.ends, self.queue
         while not self._stopped:
             # Drop events a resize, end or cancel made stale, so that no instant exists for them.
             while heap:
@@ -299,29 +335,81 @@ class Simulator:
                     break
                 heappop(heap)
             a = self._arr
-            t_arr = sub[a] if a < self._n_trace else INF
+            t_arr = sub[a] if a < n_trace else INF
             t_ev = heap[0][0] if heap else INF
             t = t_arr if t_arr < t_ev else t_ev
             if t == INF or t >= limit:
                 break
-            if t != self.last_t:
-                account(t)
+            if not plain:
+                if t != self.last_t:
+                    self._account(t)
+            elif t != self.last_t:  # _account(t), inline
+                dt = t - self.last_t
+                free = self.free
+                self.busy_area += (total - free) * dt
+                if queue:
+                    self.frag_area += free * dt
+                    self.queue_time += dt
+                self.last_t = t
             self.now = t
-            while heap and heap[0][0] == t and heap[0][1] < ARRIVE:
-                handle(heappop(heap))
+            while heap:
+                ev = heap[0]
+                if ev[0] != t or ev[1] >= ARRIVE:
+                    break
+                heappop(heap)
+                if ev[1] == END and plain:  # _handle's END case, inline: the commonest event
+                    i = ev[3]
+                    if ver[i] == ev[4] and state[i] == RUNNING:
+                        if self.controller is not None:
+                            finish(i, TIMEOUT if work[i] > lim[i] else COMPLETED)
+                            continue
+                        # _finish without a controller to tell, inline
+                        self._stable = 0
+                        self._dirty = True
+                        cache = self.snapshot_cache
+                        if cache is not None:
+                            cache.ended(i)
+                        del ends[bisect_left(ends, (exp_end.pop(i), i))]
+                        self.free += size[i]
+                        state[i] = TIMEOUT if work[i] > lim[i] else COMPLETED
+                        end_t[i] = t
+                        ver[i] += 1
+                else:
+                    handle(ev)
             a = self._arr
-            while a < self._n_trace and sub[a] == t:
-                arrive(a)
-                a += 1
-                self._arr = a
+            if a < n_trace and sub[a] == t:
+                if plain and self.controller is None:  # _arrive and _enqueue, inline
+                    qcount = self._qcount
+                    while a < n_trace and sub[a] == t:
+                        state[a] = PENDING
+                        qsizes[size[a]] += 1
+                        qcount += 1
+                        qkey[a] = qcount
+                        queue.append(a)
+                        a += 1
+                    self._qcount = qcount
+                    self._arr = a
+                else:
+                    while a < n_trace and sub[a] == t:
+                        arrive(a)
+                        a += 1
+                        self._arr = a
             while heap and heap[0][0] == t:
                 handle(heappop(heap))
-            schedule()
-            if self.record_timeline:
-                self.t_times.append(t)
-                self.t_busy.append(self.total_nodes - self.free)
-                self.t_running.append(len(self.ends))
-                self.t_queued.append(len(self.queue))
+            if rigid and self.controller is None:  # _schedule's rigid case, inline
+                self._dirty = False
+                pass_(self)
+                while self._dirty:
+                    self._dirty = False
+                    pass_(self)
+                self._stable = len(queue)
+            else:
+                schedule()
+            if timeline:
+                t_times(t)
+                t_busy(total - self.free)
+                t_running(len(ends))
+                t_queued(len(queue))
             self._steps += 1
             if progress is not None and self._steps % 1000 == 0:
                 progress(self._arr, self._n_trace)
@@ -340,18 +428,19 @@ class Simulator:
 
     def _handle(self, ev: tuple[float, int, int, Any, int]) -> None:
         _, kind, seq, i, version = ev
+        table = self.table
         if kind == END:
-            if self.ver[i] == version and self.state[i] == RUNNING:
-                self._finish(i, TIMEOUT if self.work[i] > self.lim[i] else COMPLETED)
+            if table.ver[i] == version and table.state[i] == RUNNING:
+                self._finish(i, TIMEOUT if table.work[i] > table.lim[i] else COMPLETED)
         elif kind == ARRIVE:
-            if self.state[i] == FUTURE:
-                self.state[i] = PENDING
+            if table.state[i] == FUTURE:
+                table.state[i] = PENDING
                 self._enqueue(i)
         elif kind == TIMER:
             if seq not in self._cancelled_timers and self.controller is not None:
                 self.controller.on_timer(self, i)
             self._cancelled_timers.discard(seq)
-        elif self.ver[i] == version and self.state[i] == RUNNING:
+        elif table.ver[i] == version and table.state[i] == RUNNING:
             # EVOLVE or CHECK of a job that has not been resized or ended since it was set.
             if kind == EVOLVE:
                 self._evolve_ask(i)
@@ -359,17 +448,19 @@ class Simulator:
                 self._check_point(i)
 
     def _arrive(self, i: int) -> None:
-        self.state[i] = PENDING
+        state = self.table.state
+        state[i] = PENDING
         ctrl = self.controller
-        if ctrl is not None and ctrl.on_submit(self, self.jid[i]):
-            self.state[i] = CLAIMED
+        if ctrl is not None and ctrl.on_submit(self, self.table.jid[i]):
+            state[i] = CLAIMED
             return
         self._enqueue(i)
 
     def _enqueue(self, i: int) -> None:
-        self.qsizes[self.size[i]] += 1
+        table = self.table
+        self.qsizes[table.size[i]] += 1
         self._qcount += 1
-        self.qkey[i] = self._qcount
+        table.qkey[i] = self._qcount
         self.queue.append(i)
 
     def _schedule(self) -> None:
@@ -412,17 +503,18 @@ class Simulator:
         started, self._started_now = self._started_now, []
         for i in started:
             # A job that an earlier on_start cancelled has had its on_end already.
-            if self.state[i] == RUNNING:
-                ctrl.on_start(self, self.jid[i])
+            if self.table.state[i] == RUNNING:
+                ctrl.on_start(self, self.table.jid[i])
 
     # ------------------------------------------------------------------ job life cycle
 
     def _rate(self, i: int, nodes: int) -> float:
         """Work units per second on ``nodes`` nodes (1.0 at the submitted size)."""
-        n0 = self.size0[i]
+        table = self.table
+        n0 = table.size0[i]
         if nodes == n0:
             return 1.0
-        sf = self.serial.get(i, 0.0)
+        sf = table.serial.get(i, 0.0)
         return speedup(nodes, sf) / speedup(n0, sf)
 
     def start_queued(self, i: int, nodes: int | None = None) -> None:
@@ -431,18 +523,23 @@ class Simulator:
         For scheduler passes (:mod:`slurm_ext.sim.schedulers`): the caller has checked that the
         nodes are free and takes ``i`` out of :attr:`queue` itself."""
         now = self.now
-        if self.state[i] == PENDING:  # (always, from a pass or a StartJob: jobs start from the queue)
-            self.qsizes[self.size[i]] -= 1
-        if nodes is not None and nodes != self.size[i]:
-            self.size[i] = nodes
-        n = self.size[i]
+        table = self.table
+        size = table.size
+        state = table.state
+        if state[i] == PENDING:  # (always, from a pass or a StartJob: jobs start from the queue)
+            self.qsizes[size[i]] -= 1
+        if nodes is not None and nodes != size[i]:
+            size[i] = nodes
+        n = size[i]
         self.free -= n
-        self.snapshot_cache.running_changed(i)  # a restored state may have a Job of it: never stale
-        self.state[i] = RUNNING
-        self.start_t[i] = now
-        lim = self.lim[i]
-        work = self.work[i]
-        if n == self.size0[i]:
+        cache = self.snapshot_cache
+        if cache is not None:
+            cache.running_changed(i)  # a restored state may have a Job of it: never stale
+        state[i] = RUNNING
+        table.start_t[i] = now
+        lim = table.lim[i]
+        work = table.work[i]
+        if n == table.size0[i]:
             exp = now + lim
             act = now + (work if work < lim else lim)
         else:
@@ -452,8 +549,10 @@ class Simulator:
             act = now + (work if work < lim else lim) / rate
         self.exp_end[i] = exp
         insort(self.ends, (exp, i))
-        self.events.push(act, END, i, self.ver[i])
-        if self.evolving or self.check_period is not None:
+        events = self.events  # events.push, inline
+        events.seq += 1
+        heappush(events.heap, (act, END, events.seq, i, table.ver[i]))
+        if table.evolving or self.check_period is not None:
             self._push_progress_events(i)
         if self.controller is not None:
             self._started_now.append(i)
@@ -462,7 +561,7 @@ class Simulator:
         """(work done at ``t``, current rate)."""
         p = self.prog.get(i)
         if p is None:
-            return t - self.start_t[i], 1.0
+            return t - self.table.start_t[i], 1.0
         done, t_ref, rate = p
         return done + max(0.0, t - t_ref) * rate, rate
 
@@ -470,59 +569,76 @@ class Simulator:
         """Schedule evolving asks and check points from the job's current progress and rate."""
         done, rate = self._progress(i, self.now)
         t_ref = max(self.now, self.prog[i][1]) if i in self.prog else self.now
-        v = self.ver[i]
-        evo = self.evolving.get(i)
+        v = self.table.ver[i]
+        evo = self.table.evolving.get(i)
         if evo is not None and i not in self.evolve_granted:
-            w = self.work[i]
+            w = self.table.work[i]
             for frac in evo.at:
                 target = frac * w
                 if target > done or (target == done and done == 0.0):
                     self.events.push(t_ref + (target - done) / rate, EVOLVE, i, v)
-        if self.check_period is not None and i in self.spec:
+        if self.check_period is not None and i in self.table.spec:
             self.events.push(self.now + self.check_period, CHECK, i, v)
-
-    def _remove_end(self, i: int) -> None:
-        ends = self.ends
-        k = bisect_left(ends, (self.exp_end[i], i))
-        del ends[k]
 
     def _finish(self, i: int, state: int) -> None:
         self._stable = 0
         self._dirty = True
-        self.snapshot_cache.ended(i)
-        self._remove_end(i)
-        del self.exp_end[i]
-        self.free += self.size[i]
-        self.state[i] = state
-        self.end_t[i] = self.now
-        self.ver[i] += 1
+        cache = self.snapshot_cache
+        if cache is not None:
+            cache.ended(i)
+        ends = self.ends
+        del ends[bisect_left(ends, (self.exp_end.pop(i), i))]
+        table = self.table
+        self.free += table.size[i]
+        table.state[i] = state
+        table.end_t[i] = self.now
+        table.ver[i] += 1
         ctrl = self.controller
         if ctrl is not None:
-            ctrl.on_end(self, self.jid[i])
+            ctrl.on_end(self, table.jid[i])
 
     def _resize(self, i: int, new: int) -> None:
         now = self.now
-        done, _ = self._progress(i, now)
-        old_ref = self.prog[i][1] if i in self.prog else now
-        rate = self._rate(i, new)
+        table = self.table
+        # _progress and _rate inline (a resize is the most frequent decision of some policies)
+        p = self.prog.get(i)
+        if p is None:
+            done = now - table.start_t[i]
+            old_ref = now
+        else:
+            done, old_ref, old_rate = p
+            done += max(0.0, now - old_ref) * old_rate
+        n0 = table.size0[i]
+        if new == n0:
+            rate = 1.0
+        else:
+            sf = table.serial.get(i, 0.0)
+            rate = speedup(new, sf) / speedup(n0, sf)
         t_ref = max(now, old_ref) + self.resize_overhead
         self._stable = 0
         self._dirty = True
-        self.resize_log.append((now, self.jid[i], self.size[i], new))
-        self.snapshot_cache.running_changed(i)
-        self._remove_end(i)
-        self.free += self.size[i] - new
-        self.size[i] = new
-        lim, work = self.lim[i], self.work[i]
+        size = table.size
+        old = size[i]
+        self.resize_log.append((now, table.jid[i], old, new))
+        cache = self.snapshot_cache
+        if cache is not None:
+            cache.running_changed(i)
+        exp_end = self.exp_end
+        ends = self.ends
+        del ends[bisect_left(ends, (exp_end[i], i))]
+        self.free += old - new
+        size[i] = new
+        lim, work = table.lim[i], table.work[i]
         exp = t_ref + (lim - done) / rate
         act = t_ref + ((work if work < lim else lim) - done) / rate
         self.prog[i] = (done, t_ref, rate)
-        self.exp_end[i] = exp
-        insort(self.ends, (exp, i))
-        self.ver[i] += 1
-        self.resizes[i] += 1
-        self.events.push(act, END, i, self.ver[i])
-        if self.evolving or self.check_period is not None:
+        exp_end[i] = exp
+        insort(ends, (exp, i))
+        v = table.ver[i] + 1
+        table.ver[i] = v
+        table.resizes[i] += 1
+        self.events.push(act, END, i, v)
+        if table.evolving or self.check_period is not None:
             self._push_progress_events(i)
 
     # ------------------------------------------------------------------ evolving and check points
@@ -530,14 +646,14 @@ class Simulator:
     def _evolve_ask(self, i: int) -> None:
         if i in self.evolve_granted:
             return
-        target = self.size[i] + self.evolving[i].extra_nodes
+        target = self.table.size[i] + self.table.evolving[i].extra_nodes
         if self.policy is None:
-            if target - self.size[i] <= self.free:
+            if target - self.table.size[i] <= self.free:
                 self._grant_evolve(i, target)
             return
         self.evolve_asking[i] = target
         try:
-            decisions = self.policy.decide(self.snapshot(), [self.jid[i]])
+            decisions = self.policy.decide(self.snapshot(), [self.table.jid[i]])
             if decisions:
                 self.apply(decisions)
         finally:
@@ -548,50 +664,66 @@ class Simulator:
         self._resize(i, target)
 
     def _check_point(self, i: int) -> None:
-        version = self.ver[i]
+        version = self.table.ver[i]
         if self.policy is not None:
-            decisions = self.policy.decide(self.snapshot(), [self.jid[i]])
+            decisions = self.policy.decide(self.snapshot(), [self.table.jid[i]])
             if decisions:
                 self.apply(decisions)
         # A resize already scheduled the next check point under the new version.
-        if self.state[i] == RUNNING and self.ver[i] == version and self.check_period is not None:
-            self.events.push(self.now + self.check_period, CHECK, i, self.ver[i])
+        if self.table.state[i] == RUNNING and self.table.ver[i] == version and self.check_period is not None:
+            self.events.push(self.now + self.check_period, CHECK, i, self.table.ver[i])
 
     # ------------------------------------------------------------------ policies
 
     def snapshot(self) -> Snapshot:
+        if self.snapshot_cache is None:
+            self.snapshot_cache = SnapshotCache()
         return build_snapshot(self)
 
     def apply(self, decisions: Sequence[Decision]) -> bool:
         """Carry out decisions in order; returns whether any changed the machine or queue."""
         changed = False
-        for d in decisions:
-            self.decisions += 1
+        self.decisions += len(decisions)
+        apply_one = self._apply_one
+        for k, d in enumerate(decisions):
             if type(d) is NoAction:  # most of DMR's answers: nothing to check or carry out
                 continue
-            err = self._apply_one(d)
+            err = apply_one(d)
             if err is None:
                 changed = changed or not isinstance(d, NoAction)
             elif self.strict:
+                self.decisions -= len(decisions) - 1 - k  # counted only up to this one
                 raise DecisionError(f"t={self.now:g}: cannot carry out {d!r}: {err}")
             else:
                 self.rejected.append(Rejected(self.now, d, err))
         return changed
 
     def _apply_one(self, d: Decision) -> str | None:
-        if isinstance(d, NoAction):
+        cls = type(d)
+        if cls is NoAction or isinstance(d, NoAction):
             return None
         self._stable = 0
-        i = self.index_of.get(d.job_id)
+        table = self.table
+        i = table.index_of.get(d.job_id)
         if i is None:
             return "unknown job"
-        st = self.state[i]
+        st = table.state[i]
+        if cls is Shrink or cls is Expand:  # the commonest, checked first (same checks as below)
+            if st != RUNNING:
+                return f"job is {STATE_NAMES[st]}, not RUNNING"
+            cur = table.size[i]
+            new = d.new_size  # type: ignore[union-attr]
+            if cls is Shrink and new < cur:
+                spec = table.spec.get(i)
+                if spec is not None and spec.min_nodes <= new <= spec.max_nodes:
+                    self._resize(i, new)
+                    return None
         if isinstance(d, StartJob):
             if st != PENDING:
                 return f"job is {STATE_NAMES[st]}, not PENDING"
-            spec = self.spec.get(i)
-            if spec is None and d.nodes != self.size0[i]:
-                return f"rigid job needs exactly {self.size0[i]} nodes"
+            spec = self.table.spec.get(i)
+            if spec is None and d.nodes != self.table.size0[i]:
+                return f"rigid job needs exactly {self.table.size0[i]} nodes"
             if spec is not None and not spec.min_nodes <= d.nodes <= spec.max_nodes:
                 return f"size {d.nodes} outside [{spec.min_nodes}, {spec.max_nodes}]"
             if d.nodes > self.free:
@@ -605,13 +737,14 @@ class Simulator:
             self.queue.remove(i)
             self.queue.insert(0, i)
             self._raised += 1
-            self.qkey[i] = -self._raised
-            self.snapshot_cache.raised(i)
+            self.table.qkey[i] = -self._raised
+            if self.snapshot_cache is not None:
+                self.snapshot_cache.raised(i)
             return None
         if isinstance(d, Expand | Shrink):
             if st != RUNNING:
                 return f"job is {STATE_NAMES[st]}, not RUNNING"
-            cur = self.size[i]
+            cur = self.table.size[i]
             new = d.new_size
             if isinstance(d, Expand):
                 if new <= cur:
@@ -625,7 +758,7 @@ class Simulator:
                     return None
             elif new >= cur:
                 return f"shrink to {new} from {cur}"
-            spec = self.spec.get(i)
+            spec = self.table.spec.get(i)
             if spec is None:
                 return "job is not malleable"
             if not spec.min_nodes <= new <= spec.max_nodes:
@@ -660,37 +793,21 @@ class Simulator:
         if time_limit <= 0 or run_time < 0:
             raise ValueError(f"time limit must be > 0 and run time >= 0, got {time_limit}, {run_time}")
         t = self.now if at is None else max(self.now, at)
-        i = len(self.jid)
         jid = self._next_id
         self._next_id += 1
-        self.jid.append(jid)
-        self.sub.append(t)
-        self.size0.append(nodes)
-        self.size.append(nodes)
-        self.lim.append(float(time_limit))
-        self.work.append(float(run_time))
-        self.start_t.append(-1.0)
-        self.end_t.append(-1.0)
-        self.state.append(FUTURE)
-        self.resizes.append(0)
-        self.ver.append(0)
-        self.qkey.append(0)
-        if malleable is not None:
-            self.spec[i] = malleable
-        if serial_fraction:
-            self.serial[i] = serial_fraction
-        self.index_of[jid] = i
+        i = self.table.append(jid, t, nodes, time_limit, run_time, malleable, serial_fraction)
         self.events.push(t, ARRIVE, i)
         return jid
 
     def cancel(self, job_id: int) -> None:
         """Cancel a pending or running job (a finished job is left as it is)."""
-        i = self.index_of[job_id]
-        st = self.state[i]
+        i = self.table.index_of[job_id]
+        st = self.table.state[i]
         if st == PENDING:
             self.queue.remove(i)
-            self.qsizes[self.size[i]] -= 1
-            self.snapshot_cache.dequeued(i)
+            self.qsizes[self.table.size[i]] -= 1
+            if self.snapshot_cache is not None:
+                self.snapshot_cache.dequeued(i)
             self._stable = 0
             self._dirty = True
         elif st == RUNNING:
@@ -698,22 +815,22 @@ class Simulator:
             return
         elif st != FUTURE:
             return
-        self.state[i] = CANCELLED
-        self.end_t[i] = self.now
+        self.table.state[i] = CANCELLED
+        self.table.end_t[i] = self.now
 
     def resize(self, job_id: int, new_size: int) -> None:
         """Resize a running job to ``new_size`` nodes as a cluster would: any running job, no
         malleability range checked (a policy's ``Expand``/``Shrink`` goes through :meth:`apply`,
         which checks it). The work left runs on at the new size's rate. For a driver such as
         :class:`slurm_ext.sim.cluster.SimCluster`; ``ValueError`` if it cannot be done."""
-        i = self.index_of[job_id]
-        if self.state[i] != RUNNING:
-            raise ValueError(f"job {job_id} is {STATE_NAMES[self.state[i]]}, not RUNNING")
-        if not 1 <= new_size <= self.size[i] + self.free:
+        i = self.table.index_of[job_id]
+        if self.table.state[i] != RUNNING:
+            raise ValueError(f"job {job_id} is {STATE_NAMES[self.table.state[i]]}, not RUNNING")
+        if not 1 <= new_size <= self.table.size[i] + self.free:
             raise ValueError(
-                f"job {job_id} on {self.size[i]} nodes cannot hold {new_size} ({self.free} free)"
+                f"job {job_id} on {self.table.size[i]} nodes cannot hold {new_size} ({self.free} free)"
             )
-        if new_size != self.size[i]:
+        if new_size != self.table.size[i]:
             self._resize(i, new_size)
 
     def settle(self) -> None:
@@ -761,34 +878,34 @@ class Simulator:
         q = self.queue
         if not q:
             return EasyView(self.now, self.free, INF, self.free, None, 0)
-        need = self.size[q[0]]
-        shadow, extra = shadow_and_extra(self.free, need, self.ends, self.size)
+        need = self.table.size[q[0]]
+        shadow, extra = shadow_and_extra(self.free, need, self.ends, self.table.size)
         if shadow == -math.inf:
             shadow = self.now
-        return EasyView(self.now, self.free, shadow, extra, self.jid[q[0]], need)
+        return EasyView(self.now, self.free, shadow, extra, self.table.jid[q[0]], need)
 
     def job_state(self, job_id: int) -> str:
-        return STATE_NAMES[self.state[self.index_of[job_id]]]
+        return STATE_NAMES[self.table.state[self.table.index_of[job_id]]]
 
     def job_times(self, job_id: int) -> tuple[float, float, float]:
         """(submit, start, end) of a job; -1 for what has not happened."""
-        i = self.index_of[job_id]
-        return self.sub[i], self.start_t[i], self.end_t[i]
+        i = self.table.index_of[job_id]
+        return self.table.sub[i], self.table.start_t[i], self.table.end_t[i]
 
     def expected_end(self, job_id: int) -> float | None:
-        return self.exp_end.get(self.index_of[job_id])
+        return self.exp_end.get(self.table.index_of[job_id])
 
     def work_done(self, job_id: int) -> float:
         """Work units done so far by a running or finished job (seconds at its submitted size)."""
-        i = self.index_of[job_id]
-        if self.state[i] == RUNNING:
+        i = self.table.index_of[job_id]
+        if self.table.state[i] == RUNNING:
             return self._progress(i, self.now)[0]
-        if self.start_t[i] < 0:
+        if self.table.start_t[i] < 0:
             return 0.0
         if i in self.prog:
             done, t_ref, rate = self.prog[i]
-            return done + max(0.0, self.end_t[i] - t_ref) * rate
-        return self.end_t[i] - self.start_t[i]
+            return done + max(0.0, self.table.end_t[i] - t_ref) * rate
+        return self.table.end_t[i] - self.table.start_t[i]
 
     # ------------------------------------------------------------------ checkpoint
 
@@ -805,8 +922,9 @@ class Simulator:
                 d[key] = _copy.copy(value)
             else:
                 d[key] = value
+        new.table = self.table.copy()
         new.events = self.events.copy()
-        new.snapshot_cache = self.snapshot_cache.copy()
+        new.snapshot_cache = None if self.snapshot_cache is None else self.snapshot_cache.copy()
         new.controller = None
         new._started_now = []
         new.policy = _copy.deepcopy(self.policy) if self.policy is not None else None

@@ -2,16 +2,37 @@
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 
+from slurm_ext.sim.jobtable import SimView
 from slurm_ext.sim.states import STATE_NAMES, Rejected
 from slurm_ext.workloads.model import SkippedJob
 
-if TYPE_CHECKING:
-    from slurm_ext.sim.engine import Simulator
+
+class FinishedRun(SimView, Protocol):
+    """What :meth:`SimResult.from_sim` reads of a simulator beyond :class:`SimView`: its run
+    accounting (:class:`~slurm_ext.sim.engine.Simulator` is one)."""
+
+    workload_name: str
+    scheduler_name: str
+    policy: Any
+    skipped: list[SkippedJob]
+    busy_area: float
+    frag_area: float
+    queue_time: float
+    t_times: array
+    t_busy: array
+    t_running: array
+    t_queued: array
+    rejected: list[Rejected]
+    resize_log: list[tuple[float, int, int, int]]
+    decisions: int
+    evolve_granted: set[int]
+    wall_time: float
 
 
 @dataclass
@@ -48,28 +69,29 @@ class SimResult:
     wall_time: float = 0.0
 
     @classmethod
-    def from_sim(cls, sim: Simulator) -> SimResult:
-        n = len(sim.jid)
+    def from_sim(cls, sim: FinishedRun) -> SimResult:
+        table = sim.table
+        n = len(table)
         names = np.array(STATE_NAMES)
         malleable = np.zeros(n, dtype=bool)
-        if sim.spec:
-            malleable[list(sim.spec)] = True
-        first = sim.sub[0] if sim.trace_jobs else 0.0
+        if table.spec:
+            malleable[list(table.spec)] = True
+        first = table.sub[0] if sim.trace_jobs else 0.0
         return cls(
             workload=sim.workload_name,
             scheduler=sim.scheduler_name,
             policy=getattr(sim.policy, "name", type(sim.policy).__name__) if sim.policy else "",
             nodes=sim.total_nodes,
-            job_id=np.array(sim.jid, dtype=np.int64),
-            submit=np.array(sim.sub, dtype=float),
-            start=np.array(sim.start_t, dtype=float),
-            end=np.array(sim.end_t, dtype=float),
-            size=np.array(sim.size0, dtype=np.int64),
-            final_size=np.array(sim.size, dtype=np.int64),
-            limit=np.array(sim.lim, dtype=float),
-            work=np.array(sim.work, dtype=float),
-            state=names[np.array(sim.state, dtype=np.int64)] if n else np.array([], dtype=str),
-            resizes=np.array(sim.resizes, dtype=np.int64),
+            job_id=np.array(table.jid, dtype=np.int64),
+            submit=np.array(table.sub, dtype=float),
+            start=np.array(table.start_t, dtype=float),
+            end=np.array(table.end_t, dtype=float),
+            size=np.array(table.size0, dtype=np.int64),
+            final_size=np.array(table.size, dtype=np.int64),
+            limit=np.array(table.lim, dtype=float),
+            work=np.array(table.work, dtype=float),
+            state=names[np.array(table.state, dtype=np.int64)] if n else np.array([], dtype=str),
+            resizes=np.array(table.resizes, dtype=np.int64),
             malleable=malleable,
             busy_area=sim.busy_area,
             frag_area=sim.frag_area,

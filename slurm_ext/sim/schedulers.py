@@ -3,7 +3,8 @@
 A scheduler is a function ``pass_(sim) -> None`` that starts pending jobs through
 ``sim.start_queued(i)`` (``i`` an internal job index) and leaves ``sim.queue`` holding the jobs
 it did not start, in order (editing that list in place). It reads only requested times: a pending
-job's wall limit is ``sim.lim[i]`` (at its submitted size ``sim.size[i]``), a running job's
+job's wall limit is ``sim.table.lim[i]`` (at its submitted size ``sim.table.size[i]``; the job
+table, :class:`slurm_ext.sim.jobtable.JobTable`), a running job's
 expected end is its entry in ``sim.ends`` (a sorted list of ``(expected_end, i)``). A pass only
 starts jobs: code that must act after every pass is a controller's ``after_pass``
 (:mod:`slurm_ext.sim.controller`).
@@ -29,9 +30,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from slurm_ext.sim.engine import Simulator
+    from slurm_ext.sim.jobtable import SimView
 
-SchedulerPass = Callable[["Simulator"], None]
+SchedulerPass = Callable[["SimView"], None]
 INF = math.inf
 
 
@@ -78,10 +79,10 @@ def shadow_and_extra(
     return INF, 0  # the head can never start: larger than the machine
 
 
-def start_in_order(sim: Simulator) -> int:
+def start_in_order(sim: SimView) -> int:
     """Start queued jobs in order until one does not fit; returns how many are still queued."""
     q = sim.queue
-    size = sim.size
+    size = sim.table.size
     start = sim.start_queued
     k = 0
     n = len(q)
@@ -93,29 +94,37 @@ def start_in_order(sim: Simulator) -> int:
     return n - k
 
 
-def fcfs(sim: Simulator) -> None:
+def fcfs(sim: SimView) -> None:
     start_in_order(sim)
 
 
-def easy(sim: Simulator) -> None:
-    if not sim.queue:
+def easy(sim: SimView) -> None:
+    q = sim.queue
+    if not q:
         return
     first = sim.stable_prefix  # jobs before this position were already refused in this same state
-    if first == 0:
-        start_in_order(sim)
+    if first == 0:  # start_in_order(sim), inline
+        size = sim.table.size
+        start = sim.start_queued
+        k = 0
+        n = len(q)
+        while k < n and size[q[k]] <= sim.free:
+            start(q[k])
+            k += 1
+        if k:
+            del q[:k]
         first = 1
-    q = sim.queue
     n = len(q)
     free = sim.free
     if n <= first or free == 0:
         return
     if not any(sim.qsizes[1 : free + 1]):
         return  # no queued job fits in the free nodes: the scan below would start none
-    size = sim.size
+    size = sim.table.size
     start = sim.start_queued
     shadow, extra = shadow_and_extra(free, size[q[0]], sim.ends, size)
     now = sim.now
-    lim = sim.lim
+    lim = sim.table.lim
     started: list[int] = []
     for pos in range(first, n):
         i = q[pos]
@@ -202,16 +211,16 @@ def make_backfill(depth: int) -> SchedulerPass:
     if depth < 0:
         raise ValueError(f"reservation depth must be >= 0, got {depth}")
 
-    def backfill(sim: Simulator) -> None:
+    def backfill(sim: SimView) -> None:
         # The in-order prefix that fits starts as under FCFS; no profile is needed for it.
         n = start_in_order(sim)
         if n == 0:
             return
         q = sim.queue
-        size = sim.size
+        size = sim.table.size
         start = sim.start_queued
         now = sim.now
-        lim = sim.lim
+        lim = sim.table.lim
         prof = SortedEndsProfile(now, sim.free, sim.ends, size)
         reserved = 0
         started = False
@@ -238,7 +247,7 @@ def make_backfill(depth: int) -> SchedulerPass:
     return backfill
 
 
-def no_scheduler(sim: Simulator) -> None:
+def no_scheduler(sim: SimView) -> None:
     """Start nothing: the policy starts every job itself (``StartJob`` decisions)."""
 
 

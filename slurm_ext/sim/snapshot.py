@@ -10,18 +10,21 @@ of EASY from any snapshot, live or simulated. What one snapshot keeps for the ne
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
 from functools import lru_cache
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState, Snapshot
 from slurm_ext.sim.schedulers import EasyView, shadow_and_extra
 
 if TYPE_CHECKING:
-    from slurm_ext.sim.engine import Simulator
+    from slurm_ext.sim.jobtable import SimView
 
 
 _new_snapshot = object.__new__
+_second = itemgetter(1)
 
 # Job objects built by setting their slots directly: the frozen dataclass's __init__ sets each of
 # its 22 fields through object.__setattr__, the largest part of a snapshot's cost (one Job per
@@ -35,11 +38,19 @@ _PRIORITY, _MALLEABLE, _EVOLVING = _AT["priority"], _AT["malleable"], _AT["evolv
 assert _JOB_FIELDS[:3] == ("job_id", "state", "node_count") and MISSING not in _JOB_DEFAULTS[3:]
 
 
-def _job(values: list[object]) -> Job:
-    job = _new_snapshot(Job)
-    for setter, value in zip(_JOB_SETTERS, values, strict=True):
-        setter(job, value)
-    return job
+def _make_job_builder() -> Callable[[list[object]], Job]:
+    """``_job(values)``: a Job whose k-th field is ``values[k]``, its slots set one by one by
+    straight-line code generated here (as dataclasses generate ``__init__``): a loop over the
+    setters cost a third more, at one Job per start, resize and queued job."""
+    lines = [f"    _set{k}(job, values[{k}])" for k in range(len(_JOB_SETTERS))]
+    src = "def _job(values):\n    job = _new(Job)\n" + "\n".join(lines) + "\n    return job\n"
+    env: dict[str, object] = {"_new": _new_snapshot, "Job": Job}
+    env.update({f"_set{k}": setter for k, setter in enumerate(_JOB_SETTERS)})
+    exec(src, env)  # noqa: S102 - generated from the dataclass's own fields, nothing external
+    return env["_job"]  # type: ignore[return-value]
+
+
+_job = _make_job_builder()
 
 
 @dataclass(slots=True)
@@ -110,12 +121,14 @@ def _nodes(total: int, free: int) -> tuple[tuple[Node, ...], tuple[str, ...]]:
     return idle[:free] + busy[free:], names[:free]
 
 
-def build_snapshot(sim: Simulator) -> Snapshot:
+def build_snapshot(sim: SimView) -> Snapshot:
     """The snapshot now. Job objects are cached per job and rebuilt only when the job changed
     (started, resized, asked to evolve, raised), so a snapshot costs little more than a list."""
     free = sim.free
     nodes, idle_names = _nodes(sim.total_nodes, free)
     cache = sim.snapshot_cache
+    if cache is None:
+        cache = sim.snapshot_cache = SnapshotCache()
     # The running jobs' tuple is reused until a job starts, ends or is resized (``run_ver``) and
     # while no evolving ask is open (an ask changes its job's Job without touching the others).
     asking = sim.evolve_asking
@@ -157,54 +170,56 @@ def build_snapshot(sim: Simulator) -> Snapshot:
     return snap
 
 
-def _running_tuple(sim: Simulator, cache: dict[int, Job]) -> tuple[Job, ...]:
+def _running_tuple(sim: SimView, cache: dict[int, Job]) -> tuple[Job, ...]:
     """Running jobs by expected end. Each Job is cached until its job is resized or ends (the
     engine drops it then), so the tuple is one map at C speed; a job asking to evolve gets a
     Job of its own, never cached, that shows its ask."""
-    order = [i for _, i in sim.ends]
     asking = sim.evolve_asking
+    if not asking:
+        try:
+            return tuple(map(cache.__getitem__, map(_second, sim.ends)))
+        except KeyError:
+            pass
+    order = list(map(_second, sim.ends))
     if asking:
         exp_end = sim.exp_end
         return tuple(
             _running_job(sim, i, exp_end[i]) if i in asking else _cached_running(sim, cache, i) for i in order
         )
-    try:
-        return tuple(map(cache.__getitem__, order))
-    except KeyError:  # jobs started or resized since the last snapshot: build just those
-        exp_end = sim.exp_end
-        for i in set(order).difference(cache):
-            cache[i] = _running_job(sim, i, exp_end[i])
-        return tuple(map(cache.__getitem__, order))
+    # jobs started or resized since the last snapshot (the lookup above failed): build just those
+    exp_end = sim.exp_end
+    for i in set(order).difference(cache):
+        cache[i] = _running_job(sim, i, exp_end[i])
+    return tuple(map(cache.__getitem__, order))
 
 
-def _cached_running(sim: Simulator, cache: dict[int, Job], i: int) -> Job:
+def _cached_running(sim: SimView, cache: dict[int, Job], i: int) -> Job:
     job = cache.get(i)
     if job is None:
         job = cache[i] = _running_job(sim, i, sim.exp_end[i])
     return job
 
 
-def _pending_tuple(sim: Simulator, pcache: dict[int, Job], indices: list[int]) -> tuple[Job, ...]:
+def _pending_tuple(sim: SimView, pcache: dict[int, Job], indices: list[int]) -> tuple[Job, ...]:
     """The queued jobs' Job objects: one map at C speed, building the few missing (new arrivals)."""
     try:
         return tuple(map(pcache.__getitem__, indices))
     except KeyError:
-        for i in indices:
-            if i not in pcache:
-                pcache[i] = _pending_job(sim, i)
+        for i in sorted(set(indices).difference(pcache)):  # found at C speed, built in index order
+            pcache[i] = _pending_job(sim, i)
         return tuple(map(pcache.__getitem__, indices))
 
 
-def _running_job(sim: Simulator, i: int, exp: float) -> Job:
-    size = sim.size[i]
+def _running_job(sim: SimView, i: int, exp: float) -> Job:
+    size = sim.table.size[i]
     target = sim.evolve_asking.get(i)
-    spec = sim.spec.get(i)
+    spec = sim.table.spec.get(i)
     if target is not None:
         spec = MalleableSpec(size, target, preferred=target)
-    st = sim.start_t[i]
+    st = sim.table.start_t[i]
     values = _JOB_DEFAULTS.copy()
-    values[0], values[1], values[2] = sim.jid[i], JobState.RUNNING, size
-    values[_SUBMIT] = sim.sub[i]
+    values[0], values[1], values[2] = sim.table.jid[i], JobState.RUNNING, size
+    values[_SUBMIT] = sim.table.sub[i]
     values[_START] = st
     values[_END] = exp
     values[_LIMIT] = None if math.isinf(exp) else exp - st
@@ -213,14 +228,14 @@ def _running_job(sim: Simulator, i: int, exp: float) -> Job:
     return _job(values)
 
 
-def _pending_job(sim: Simulator, i: int) -> Job:
-    limit = sim.lim[i]
+def _pending_job(sim: SimView, i: int) -> Job:
+    limit = sim.table.lim[i]
     values = _JOB_DEFAULTS.copy()
-    values[0], values[1], values[2] = sim.jid[i], JobState.PENDING, sim.size[i]
-    values[_SUBMIT] = sim.sub[i]
+    values[0], values[1], values[2] = sim.table.jid[i], JobState.PENDING, sim.table.size[i]
+    values[_SUBMIT] = sim.table.sub[i]
     values[_LIMIT] = None if math.isinf(limit) else limit
-    values[_PRIORITY] = -sim.qkey[i]  # encodes the queue order; Snapshot.pending sorts by it
-    values[_MALLEABLE] = sim.spec.get(i)
+    values[_PRIORITY] = -sim.table.qkey[i]  # encodes the queue order; Snapshot.pending sorts by it
+    values[_MALLEABLE] = sim.table.spec.get(i)
     return _job(values)
 
 

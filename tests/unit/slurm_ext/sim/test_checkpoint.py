@@ -10,6 +10,7 @@ from ejb.params import EJBParams
 from ejb.sim_driver import EJBController
 from slurm_ext.sim import Simulator
 from slurm_ext.sim.checkpoint import KNOWN, CheckpointError, checkpoint, restore
+from slurm_ext.sim.jobtable import JobTable
 from slurm_ext.sim.snapshot import SnapshotCache
 from slurm_ext.workloads import bundled_trace_path, load_swf
 from slurm_ext.workloads.synthetic import SyntheticConfig, generate
@@ -21,7 +22,9 @@ def state(sim: Simulator) -> dict[str, object]:
     out = {k: v for k, v in sim.__dict__.items() if k not in IGNORED and k != "events"}
     out["events"] = (list(sim.events.heap), sim.events.seq)
     for k, v in out.items():
-        if hasattr(v, "tolist"):
+        if isinstance(v, JobTable):
+            out[k] = {name: col.copy() for name, col in v.columns().items()}
+        elif hasattr(v, "tolist"):
             out[k] = v.tolist()
         elif isinstance(v, list | dict | set | SnapshotCache):
             out[k] = v.copy()  # the run mutates the containers themselves
