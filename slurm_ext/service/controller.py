@@ -557,8 +557,11 @@ class Controller:
             job = snap.job(r.job_id)
             own = [n for n in (r.own_nodes or r.old_nodes) if job is not None and n in job.nodes]
             if job is not None and own and len(own) < job.node_count:
-                self._wait_steps_gone(r.job_id, [n for n in job.nodes if n not in own])
+                given_back = [n for n in job.nodes if n not in own]
+                self._wait_steps_gone(r.job_id, given_back)
                 self.backend.shrink(r.job_id, len(own), keep=own)
+                now = time.time()  # a re-expansion onto them waits for the revocation (_wait_credentials)
+                self._released.update({(r.job_id, n): now for n in given_back})
             reason = f"expansion undone, back to {r.old_nodes}"
         except Exception as exc:
             reason = f"giving the nodes back failed: {exc}"
