@@ -1,9 +1,9 @@
 """Stale MPICH shared-memory segments in the host's /dev/shm, which every local node shares.
 
 MPICH leaves its segments (``/dev/shm/mpich_shm_*``) behind when ranks are killed (a cancelled job,
-a crash). Their names repeat for the same job id, so a job of a second cluster on this host, or of
-this cluster after ``down`` and ``up`` (job ids start again at 1), may meet one and fail in
-``MPI_Init`` with "Out of memory". ``cluster up`` removes those no process maps any more (a
+a crash). Their names repeat for the same job id, so a job of a second cluster on this host (whose
+job ids overlap this one's, e.g. the tests' stock cluster) may meet one and fail in ``MPI_Init``
+with "Out of memory". ``cluster up`` removes those no process maps any more (a
 running job keeps its segments mapped); one younger than ``min_age`` may be being set up.
 """
 
