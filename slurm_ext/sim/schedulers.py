@@ -103,16 +103,8 @@ def easy(sim: SimView) -> None:
     if not q:
         return
     first = sim.stable_prefix  # jobs before this position were already refused in this same state
-    if first == 0:  # start_in_order(sim), inline
-        size = sim.table.size
-        start = sim.start_queued
-        k = 0
-        n = len(q)
-        while k < n and size[q[k]] <= sim.free:
-            start(q[k])
-            k += 1
-        if k:
-            del q[:k]
+    if first == 0:
+        start_in_order(sim)
         first = 1
     n = len(q)
     free = sim.free
