@@ -21,9 +21,11 @@ def test_events_and_metrics_of_a_live_resize(slurm, tmp_path):
     try:
         fs_args = "--steps 6 --step-seconds 2 --state-mb 8 --max 4 --plan 1:4"
         job = slurm.dmr_fs(("127.0.0.1", port), 2, fs_args, ppn=1)
-        slurm.wait(lambda: b"elastic_resize_seconds_count" in _scrape(metrics) and
-                   b'kind="expand"' in _scrape(metrics), timeout=90)  # fmt: skip
+        # the expand's metrics come when its nodes are held; the decision's once it is answered, after
+        decided = b'elastic_decisions_total{action="expand",policy="dmr"}'
+        slurm.wait(lambda: decided in _scrape(metrics), timeout=90)
         text = _scrape(metrics).decode()
+        assert "elastic_resize_seconds_count" in text and 'kind="expand"' in text, text
         assert 'elastic_decisions_total{action="expand",policy="dmr"} 1.0' in text, text
         slurm.wait_gone(job)
     finally:

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from slurm_ext import protocol as p
+from slurm_ext.service.events import read_events
 from slurm_ext.service.inflight import Reconf
 
 pytestmark = pytest.mark.slurm
@@ -49,13 +50,19 @@ def test_fs_shrinks_so_a_queued_rigid_job_starts_and_keeps_its_state(slurm, serv
     assert "shrink" in kinds and kinds[0] == "expand"
 
 
-def test_async_mode_acts_one_step_later(slurm, service):
+def test_async_mode_acts_one_step_later(slurm, service, tmp_path):
+    service.controller.events.path = tmp_path / "events.jsonl"
     job = slurm.fs(service.address, FS_ARGS + " --async", name="fsasync")
     slurm.wait_gone(job)
     res = slurm.fs_result("fsasync", job)
     assert res["checksum_ok"], res
-    # asked during step 0, the expansion is carried out at step 1
-    assert res["resizes"][0][:2] == [1, "expand"]
+    # The check made at step k is answered while step k runs and carried out at step k+1. On an
+    # idle cluster k is 0, but an expansion that misses its deadline is answered "no action" and
+    # asked again, so k comes from the service's answers (one per check, in order).
+    answers = [e for e in read_events(tmp_path / "events.jsonl", job) if e["kind"] == "decision"]
+    k = next((i for i, e in enumerate(answers) if e["action"] == "expand"), None)
+    assert k is not None, answers
+    assert res["resizes"][0][:2] == [k + 1, "expand"], answers
 
 
 def test_inhibitor_keeps_calls_away_from_the_service(slurm, service):
