@@ -11,6 +11,7 @@ is kept pointing at the current hash (the compose file names that tag).
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import re
@@ -146,6 +147,16 @@ def download_wheels(python: str, progress: Progress = _quiet) -> Path:
     """PyPI wheels for ``python`` (pip inside a build cannot verify HTTPS here), cached on the host."""
     wheels, sdists = requirements()
     dest = WHEEL_CACHE / f"py{python}-{_digest(*wheels, *sdists)}"
+    WHEEL_CACHE.mkdir(parents=True, exist_ok=True)
+    # Two releases of one Python version, built at once, share the download (and wait for it).
+    with (WHEEL_CACHE / f"{dest.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _download_wheels(dest, wheels, sdists, python, progress)
+
+
+def _download_wheels(
+    dest: Path, wheels: tuple[str, ...], sdists: tuple[str, ...], python: str, progress: Progress
+) -> Path:
     done = dest / ".complete"
     if done.is_file():
         return dest

@@ -6,12 +6,13 @@ with code 2 and one line; failures of Docker or of the cluster exit with 1.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import NoReturn
 
 import typer
 
 from slurm_ext.containers.cluster import DockerCluster, DockerClusterError
-from slurm_ext.containers.images import ImageError, build
+from slurm_ext.containers.images import BuiltImage, ImageError, build
 from slurm_ext.containers.releases import DEFAULT_RELEASE, RELEASES, UnknownRelease
 
 RELEASE_HELP = f"Slurm release of the containers: {', '.join(RELEASES)}"
@@ -73,14 +74,33 @@ def images_cmd(
     release: list[str] = typer.Option(  # noqa: B008
         None, "--release", "-r", help=f"{RELEASE_HELP} (repeatable) [default: all]", show_default=False
     ),
+    jobs: int = typer.Option(3, "--jobs", "-j", help="releases built at the same time"),
 ) -> None:
-    """Build the dockerized cluster's image of each release, unless an image with its hash exists."""
-    for r in release or list(RELEASES):
+    """Build the dockerized cluster's image of each release, unless an image with its hash exists.
+
+    Several releases are built at once (``--jobs``): a build mostly waits on Debian's archive."""
+    releases = list(dict.fromkeys(release or RELEASES))
+    for r in releases:
         _check_release(r)
-    for r in release or list(RELEASES):
-        try:
-            DockerCluster.check_tools()
-            image = build(r, _progress)
-        except (ImageError, DockerClusterError) as exc:
-            fail(str(exc))
-        typer.echo(f"{r}: {image.tag} {'built' if image.built else 'cached'} in {image.seconds:.1f} s")
+    if jobs < 1:
+        fail(f"--jobs must be at least 1, got {jobs}", USAGE_EXIT)
+    try:
+        DockerCluster.check_tools()
+    except DockerClusterError as exc:
+        fail(str(exc))
+
+    def one(r: str) -> BuiltImage:
+        return build(r, lambda message: _progress(f"{r}: {message}" if len(releases) > 1 else message))
+
+    failed: list[str] = []
+    with ThreadPoolExecutor(max_workers=min(jobs, len(releases))) as pool:
+        futures = {r: pool.submit(one, r) for r in releases}
+        for r, future in futures.items():
+            try:
+                image = future.result()
+            except (ImageError, DockerClusterError) as exc:
+                failed.append(f"{r}: {exc}")
+                continue
+            typer.echo(f"{r}: {image.tag} {'built' if image.built else 'cached'} in {image.seconds:.1f} s")
+    if failed:
+        fail("\n".join(failed))
