@@ -510,6 +510,11 @@ class Controller:
             time.sleep(delay)
             delay = min(0.05, delay * 1.5)
 
+    def _note_released(self, job_id: int, nodes: list[str]) -> None:
+        """Remember when a shrink gave these nodes back (``_wait_credentials`` reads it)."""
+        now = time.time()
+        self._released.update({(job_id, n): now for n in nodes})
+
     def _wait_credentials(self, job_id: int, nodes: list[str]) -> None:
         """Slurm revokes a job's credential on the nodes a shrink releases, to the second: a step
         launched there by the same job within that second is refused ("Job credential revoked").
@@ -560,8 +565,7 @@ class Controller:
                 given_back = [n for n in job.nodes if n not in own]
                 self._wait_steps_gone(r.job_id, given_back)
                 self.backend.shrink(r.job_id, len(own), keep=own)
-                now = time.time()  # a re-expansion onto them waits for the revocation (_wait_credentials)
-                self._released.update({(r.job_id, n): now for n in given_back})
+                self._note_released(r.job_id, given_back)
             reason = f"expansion undone, back to {r.old_nodes}"
         except Exception as exc:
             reason = f"giving the nodes back failed: {exc}"
@@ -630,9 +634,7 @@ class Controller:
             log.warning("job %s: shrink failed: %s", r.job_id, exc)
             return p.Done(ok=False, reason=f"shrink failed: {exc}")
         self.timings["shrink"].append(time.monotonic() - r.started)
-        now = time.time()
-        for node in released:
-            self._released[(r.job_id, node)] = now
+        self._note_released(r.job_id, released)
         self.inflight.end(r.job_id, r.token)
         self.background.submit(self._after_shrink, r)
         t_end = time.perf_counter()
