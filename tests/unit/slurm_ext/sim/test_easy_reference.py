@@ -4,6 +4,9 @@ simulator's EASY give the same schedule, so timing one against the other is fair
 from __future__ import annotations
 
 import importlib.util
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -31,3 +34,33 @@ def test_reference_schedule_is_the_simulators(source: str) -> None:
         wl = load_workload(source)
     starts = _easy_starts()(wl)
     assert starts == Simulator(wl, "easy").run().start.tolist()
+
+
+def test_schedule_only_run_is_the_references_schedule() -> None:
+    # bench_malleable's easy-sched row (no timeline, no result object) computes what the loop computes
+    wl = generate(SyntheticConfig(jobs=3000, nodes=64, seed=3, load=0.9))
+    sim = Simulator(wl, "easy", record_timeline=False)
+    sim.advance()
+    assert list(sim.table.start_t) == _easy_starts()(wl)
+    assert len(sim.t_times) == 0
+
+
+def test_bench_malleable_rows(tmp_path: Path) -> None:
+    # the benchmark's plumbing at a tiny size: interleaved rounds, the split, the rows it compares
+    bench = REFERENCE.parent / "bench_malleable.py"
+    args = ["--jobs", "300", "--no-kth", "--policies", "minagree", "--rounds", "2", "--repeat", "1"]
+    proc = subprocess.run(
+        [sys.executable, str(bench), *args, "--split", "--json"], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode in (0, 1), proc.stderr  # 1: a target missed, at this size it may be
+    rows = {r["policy"]: r for r in json.loads(proc.stdout)}
+    assert list(rows) == ["reference", "easy-sched", "easy", "minagree"]
+    assert all(r["rounds"] == 2 and r["jobs"] == 300 for r in rows.values())
+    assert rows["easy-sched"]["ratio_to"] == "reference" and "ok" not in rows["easy-sched"]
+    assert rows["easy"]["ratio_to"] == "reference" and "ok" in rows["easy"]
+    m = rows["minagree"]
+    assert m["ratio_to"] == "easy" and 0 < m["decide"] < m["sim"]
+    assert m["rest_ratio"] == pytest.approx((m["sim"] - m["decide"]) / rows["easy"]["sim"])
+    assert proc.stderr.count("round 2/2:") == 4
+    bad = subprocess.run([sys.executable, str(bench), "--rounds", "0"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--rounds" in bad.stderr
