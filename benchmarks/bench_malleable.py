@@ -61,12 +61,14 @@ for _ in range(repeat):  # the fastest of a few runs: the machine is shared
         from easy_reference import easy_starts
         t0 = time.perf_counter()
         easy_starts(wl)
+        t1 = time.perf_counter()
         run = {}
     elif policy == "easy-sched":  # the schedule only, what the reference computes
         from slurm_ext.sim import Simulator
         t0 = time.perf_counter()
         sim = Simulator(wl, "easy", record_timeline=False)
         sim.advance()
+        t1 = time.perf_counter()
         run = {"finished": sum(1 for e in sim.table.end_t if e >= 0)}
     else:
         from slurm_ext.sim import Simulator
@@ -83,10 +85,11 @@ for _ in range(repeat):  # the fastest of a few runs: the machine is shared
             r.policy.decide = timed
         t0 = time.perf_counter()
         res = Simulator(wl, r.scheduler, r.policy).run()
+        t1 = time.perf_counter()
         run = {"resizes": int(res.resizes.sum()), "finished": int(res.finished.sum())}
         if split and r.policy is not None:
             run["decide"] = spent[0]
-    took = time.perf_counter() - t0
+    took = t1 - t0  # the counts above are not timed
     if took < best:
         best, extra = took, run
 print(json.dumps({"jobs": len(wl.jobs), "sim": best, "repeat": repeat, **extra}))
@@ -133,24 +136,24 @@ def main() -> int:
     runs += [(syn, p, [str(args.jobs), p, "-", bench, rep, split]) for p in ("reference", "easy-sched")]
     runs += [(syn, p, [str(args.jobs), p, "-", bench, rep if p == "easy" else "1", split]) for p in policies]
 
-    rows: list[dict[str, object]] = []
-    if not args.json:
-        head = f"{'trace':<18} {'policy':<10} {'jobs':>7} {'sim[s]':>8} {'ratio':>12}"
-        print(f"{head} {'peak[MiB]':>9} {'load':>5}")
     # Rounds run every child once more, in the same order, and keep each row's fastest run: the
     # rows compared then ran interleaved, under the same drift of a shared machine's speed.
     best: dict[tuple[str, str], dict[str, float]] = {}
     for k in range(args.rounds):
         for trace, policy, child_args in runs:
-            info = run_child(child_args)
-            if args.rounds > 1:
-                print(f"round {k + 1}/{args.rounds}: {trace} {policy} {info['sim']:.2f} s", file=sys.stderr)
+            info = run_child(child_args)  # progress on stderr: a 250K policy run takes tens of seconds
+            note = f"round {k + 1}/{args.rounds}: {trace} {policy} {info['sim']:.2f} s"
+            print(note, file=sys.stderr, flush=True)
             old = best.get((trace, policy))
             if old is None or info["sim"] < old["sim"]:
                 info["peak_mib"] = max(info["peak_mib"], old["peak_mib"] if old else 0.0)
                 best[(trace, policy)] = info
             elif info["peak_mib"] > old["peak_mib"]:
                 old["peak_mib"] = info["peak_mib"]
+    rows: list[dict[str, object]] = []
+    if not args.json:
+        head = f"{'trace':<18} {'policy':<10} {'jobs':>7} {'sim[s]':>8} {'ratio':>12}"
+        print(f"{head} {'peak[MiB]':>9} {'load':>5}")
     for trace, policy, _ in runs:
         info = best[(trace, policy)]
         row: dict[str, object] = {"trace": trace, "policy": policy, "rounds": args.rounds, **info}
