@@ -53,6 +53,7 @@ else:
     from slurm_ext.workloads.synthetic import SyntheticConfig, generate
     wl = generate(SyntheticConfig(jobs=int(trace), nodes=256, seed=1, load=0.7))
     wl = MalleableRule(fraction=0.5, seed=0).apply(wl)
+from slurm_ext.sim import Simulator
 repeat, split = int(sys.argv[5]), sys.argv[6] == "split"
 best, extra = float("inf"), {}
 for _ in range(repeat):  # the fastest of a few runs: the machine is shared
@@ -64,14 +65,12 @@ for _ in range(repeat):  # the fastest of a few runs: the machine is shared
         t1 = time.perf_counter()
         run = {}
     elif policy == "easy-sched":  # the schedule only, what the reference computes
-        from slurm_ext.sim import Simulator
         t0 = time.perf_counter()
         sim = Simulator(wl, "easy", record_timeline=False)
         sim.advance()
         t1 = time.perf_counter()
         run = {"finished": sum(1 for e in sim.table.end_t if e >= 0)}
     else:
-        from slurm_ext.sim import Simulator
         from slurm_ext.sim.registry import resolve
         r = resolve(policy)
         spent = [0.0]
@@ -139,23 +138,22 @@ def main() -> int:
     # Rounds run every child once more, in the same order, and keep each row's fastest run: the
     # rows compared then ran interleaved, under the same drift of a shared machine's speed.
     best: dict[tuple[str, str], dict[str, float]] = {}
+    peak: dict[tuple[str, str], float] = {}
     for k in range(args.rounds):
         for trace, policy, child_args in runs:
             info = run_child(child_args)  # progress on stderr: a 250K policy run takes tens of seconds
             note = f"round {k + 1}/{args.rounds}: {trace} {policy} {info['sim']:.2f} s"
             print(note, file=sys.stderr, flush=True)
-            old = best.get((trace, policy))
-            if old is None or info["sim"] < old["sim"]:
-                info["peak_mib"] = max(info["peak_mib"], old["peak_mib"] if old else 0.0)
-                best[(trace, policy)] = info
-            elif info["peak_mib"] > old["peak_mib"]:
-                old["peak_mib"] = info["peak_mib"]
+            key = (trace, policy)
+            peak[key] = max(peak.get(key, 0.0), info["peak_mib"])
+            if key not in best or info["sim"] < best[key]["sim"]:
+                best[key] = info
     rows: list[dict[str, object]] = []
     if not args.json:
         head = f"{'trace':<18} {'policy':<10} {'jobs':>7} {'sim[s]':>8} {'ratio':>12}"
         print(f"{head} {'peak[MiB]':>9} {'load':>5}")
     for trace, policy, _ in runs:
-        info = best[(trace, policy)]
+        info = {**best[(trace, policy)], "peak_mib": peak[(trace, policy)]}
         row: dict[str, object] = {"trace": trace, "policy": policy, "rounds": args.rounds, **info}
         base = next((r for r in rows if r["trace"] == trace and r["policy"] == "easy"), None)
         ref = next((r for r in rows if r["trace"] == trace and r["policy"] == "reference"), None)

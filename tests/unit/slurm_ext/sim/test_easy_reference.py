@@ -45,7 +45,7 @@ def test_schedule_only_run_is_the_references_schedule() -> None:
     assert len(sim.t_times) == 0
 
 
-def test_bench_malleable_rows(tmp_path: Path) -> None:
+def test_bench_malleable_rows() -> None:
     # the benchmark's plumbing at a tiny size: interleaved rounds, the split, the rows it compares
     bench = REFERENCE.parent / "bench_malleable.py"
     args = ["--jobs", "300", "--no-kth", "--policies", "minagree", "--rounds", "2", "--repeat", "1"]
