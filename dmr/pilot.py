@@ -14,8 +14,10 @@ application by itself, becomes that subjob's *EJB worker* (paper 004, section 4,
    subjob) it says so (``ended``) and waits for the next order; ``exit`` ends the job.
 
 The coordinator may restart: the pilot reconnects and says again who it is; its groups run on
-meanwhile. A placeholder that cannot reach its coordinator at all runs the application as plain
-``dmr-run`` would (never a lost job); a subjob that cannot ends at once.
+meanwhile. A job that starts while its coordinator is away (restarting) keeps trying for
+``DMR_PILOT_FIRST_WAIT`` seconds (60): a subjob submitted just before a manager crash is adopted
+by the restarted manager only if it is still there. After that, a placeholder runs the
+application as plain ``dmr-run`` would (never a lost job); a subjob ends.
 Messages are JSON lines; the pilot's first one carries the secret its job was submitted with.
 """
 
@@ -36,6 +38,7 @@ from dmr.agent import LAUNCH_TOKEN
 from dmr.launch import LaunchSpec, start_group
 
 PATIENCE = float(os.environ.get("DMR_PILOT_PATIENCE", "600"))  # seconds to wait for a lost coordinator
+FIRST_WAIT = float(os.environ.get("DMR_PILOT_FIRST_WAIT", "60"))  # seconds to wait for the first contact
 
 
 class Pilot:
@@ -148,8 +151,17 @@ class Pilot:
                 p.kill()
 
     # -- main loop ------------------------------------------------------------------------------
+    def first_contact(self, wait: float) -> bool:
+        """Connect, trying again for ``wait`` seconds: the coordinator may be restarting."""
+        deadline = time.monotonic() + wait
+        while not self.connect():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(1.0)
+        return True
+
     def run(self, plain: Callable[[], int]) -> int:
-        if not self.connect():
+        if not self.first_contact(FIRST_WAIT):
             if self.role == "j0":
                 print("dmr-run: the EJB manager is unreachable; running the job by itself", file=sys.stderr)
                 return plain()

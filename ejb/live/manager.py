@@ -385,6 +385,7 @@ class Manager:
                 named = jobs.subjob_name(app.eid, key)
                 if sub.state == "submitting" and not any(j.name == named for j in snap.jobs):
                     del app.subjobs[key]
+                    app.log(now, f"subjob {key}: no job {named} in the queue after a restart; dropped")
                     changed = True
         return changed
 

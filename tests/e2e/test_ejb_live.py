@@ -44,10 +44,13 @@ def ejb_jobs(job: int, conf: Path) -> list[str]:
 
 
 class Supervised:
-    """An EJB manager that is restarted whenever it dies; each start may get a crash point."""
+    """An EJB manager that is restarted whenever it dies; each start may get a crash point.
+    ``restart_delay``: a slow restart, during which a subjob submitted just before the crash starts
+    and its pilot finds nobody."""
 
-    def __init__(self, tmp: Path, conf: Path, crashes: list[str]) -> None:
+    def __init__(self, tmp: Path, conf: Path, crashes: list[str], restart_delay: float = 0.0) -> None:
         self.tmp, self.conf, self.crashes = tmp, conf, list(crashes)
+        self.restart_delay = restart_delay
         self.port, self.service_port = free_port(), free_port()
         self.starts = 0
         self.proc = self._start()
@@ -68,6 +71,8 @@ class Supervised:
     def _watch(self) -> None:
         while not self.stopping.wait(0.2):
             if self.proc.poll() is not None:
+                if self.stopping.wait(self.restart_delay):
+                    return
                 self.proc = self._start()
 
     def stop(self) -> None:
@@ -122,8 +127,9 @@ def test_the_job_completes_when_the_manager_is_killed_after_a_submission_and_dur
     conf, tmp_path
 ):
     # first start: killed right after sbatch returned a subjob's id; second: killed once J0's groups
-    # joined (the application never hears the answer to its commit); third: runs to the end
-    manager = Supervised(tmp_path, conf, ["ejb-submitted", "ejb-joined"])
+    # joined (the application never hears the answer to its commit); third: runs to the end. Each
+    # restart takes 5 s: the subjob starts while nobody listens, and its pilot must wait to be adopted
+    manager = Supervised(tmp_path, conf, ["ejb-submitted", "ejb-joined"], restart_delay=5.0)
     try:
         out = scenario.run_once("ejb", scenario.Shape(), tmp_path / "ejb", conf, manager.address)
     finally:
@@ -133,7 +139,7 @@ def test_the_job_completes_when_the_manager_is_killed_after_a_submission_and_dur
     assert out.result is not None and out.result["checksum_ok"], log[-3000:]
     status = out.status
     assert status is not None and status["phase"] == "done", log[-3000:]
-    assert any("adopted subjob" in what for _, what in status["events"])
+    assert any("adopted subjob" in what for _, what in status["events"]), (status["events"], log[-3000:])
     # nothing duplicated: every subjob Slurm ran is one the manager knows, each under its own name
     # (a second subjob on the nodes the background job frees is a decision, not a duplicate)
     ran = [j.split("|") for j in ejb_jobs(out.job, conf) if "|ejb" in j]
