@@ -45,8 +45,8 @@ def ejb_jobs(job: int, conf: Path) -> list[str]:
 
 class Supervised:
     """An EJB manager that is restarted whenever it dies; each start may get a crash point.
-    ``restart_delay``: a slow restart, during which a subjob submitted just before the crash starts
-    and its pilot finds nobody."""
+    ``restart_delay``: a slow restart, long enough for a subjob submitted just before the crash to
+    start (on this cluster it takes a second or two) and its pilot to find nobody."""
 
     def __init__(self, tmp: Path, conf: Path, crashes: list[str], restart_delay: float = 0.0) -> None:
         self.tmp, self.conf, self.crashes = tmp, conf, list(crashes)
@@ -129,6 +129,7 @@ def test_the_job_completes_when_the_manager_is_killed_after_a_submission_and_dur
     # first start: killed right after sbatch returned a subjob's id; second: killed once J0's groups
     # joined (the application never hears the answer to its commit); third: runs to the end. Each
     # restart takes 5 s: the subjob starts while nobody listens, and its pilot must wait to be adopted
+    # (before the pilot waited, it ended at once and the restarted manager dropped the subjob)
     manager = Supervised(tmp_path, conf, ["ejb-submitted", "ejb-joined"], restart_delay=5.0)
     try:
         out = scenario.run_once("ejb", scenario.Shape(), tmp_path / "ejb", conf, manager.address)
