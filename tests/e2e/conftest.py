@@ -226,12 +226,6 @@ def stock(tmp_path: Path, stock_cluster: LocalCluster) -> Iterator[Slurm]:
     s.cleanup()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def serve_process(port: int, log: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
     """`slurm-ext serve` as its own process on 127.0.0.1:``port`` (output appended to ``log``)."""
     full_env = {k: v for k, v in os.environ.items() if k != "ELASTIC_CRASH_AT"} | (env or {})

@@ -20,8 +20,9 @@ from slurm_ext.faults import CRASH_ENV, CRASH_EXIT
 from slurm_ext.service import journal as jr
 from slurm_ext.slurm.adapter import MERGE_HANDED_OVER, MERGE_RESIZER_GONE
 from slurm_ext.slurm.parse import expand_nodes
+from tests.ports import free_port
 
-from .conftest import free_port, idle_nodes, serve_process, sh
+from .conftest import idle_nodes, serve_process, sh
 
 pytestmark = pytest.mark.slurm
 

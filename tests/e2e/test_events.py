@@ -8,7 +8,9 @@ import urllib.request
 
 import pytest
 
-from .conftest import free_port, serve_process
+from tests.ports import free_port
+
+from .conftest import serve_process
 
 pytestmark = pytest.mark.slurm
 

@@ -9,12 +9,7 @@ import time
 
 from dmr.launch import LaunchSpec
 from dmr.pilot import Pilot
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.ports import free_port
 
 
 def pilot(port: int) -> Pilot:
