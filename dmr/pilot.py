@@ -16,8 +16,11 @@ application by itself, becomes that subjob's *EJB worker* (paper 004, section 4,
 The coordinator may restart: the pilot reconnects and says again who it is; its groups run on
 meanwhile. A job that starts while its coordinator is away (restarting) keeps trying for
 ``DMR_PILOT_FIRST_WAIT`` seconds (60): a subjob submitted just before a manager crash is adopted
-by the restarted manager only if it is still there. After that, a placeholder runs the
-application as plain ``dmr-run`` would (never a lost job); a subjob ends.
+by the restarted manager only if it is still there. After that, a subjob ends; a placeholder
+first asks Slurm whether a subjob of its application runs (``squeue --me``, a job named
+``ejb<J0>.<key>``). While one does, the application may be running there: the placeholder keeps
+waiting for the manager instead of starting a second copy. Once none runs, it runs the
+application as plain ``dmr-run`` would (never a lost job).
 Messages are JSON lines; the pilot's first one carries the secret its job was submitted with.
 """
 
@@ -39,6 +42,7 @@ from dmr.launch import LaunchSpec, start_group
 
 PATIENCE = float(os.environ.get("DMR_PILOT_PATIENCE", "600"))  # seconds to wait for a lost coordinator
 FIRST_WAIT = float(os.environ.get("DMR_PILOT_FIRST_WAIT", "60"))  # seconds to wait for the first contact
+HOSTED_RECHECK = 10.0  # seconds between two looks at the queue while a subjob may host the application
 
 
 class Pilot:
@@ -160,13 +164,43 @@ class Pilot:
             time.sleep(1.0)
         return True
 
+    def running_subjobs(self) -> list[str]:
+        """Ids of this placeholder's subjobs that run now (any may host the application); none when
+        the queue cannot be read (then nothing is known to run, and the job must not be lost)."""
+        if self.job_id is None:
+            return []
+        try:
+            out = subprocess.run(["squeue", "--me", "-h", "-t", "RUNNING,COMPLETING", "-o", "%i %j"],
+                                 capture_output=True, text=True, timeout=30, check=True).stdout  # fmt: skip
+        except (OSError, subprocess.SubprocessError) as err:
+            _say(f"cannot read the queue ({err}); taking no subjob to run")
+            return []
+        prefix = f"ejb{self.job_id}."
+        rows = (ln.split() for ln in out.splitlines())
+        return [row[0] for row in rows if len(row) == 2 and row[1].startswith(prefix)]
+
+    def wait_while_hosted(self) -> bool:
+        """A placeholder without its manager: while a subjob of its application runs, keep trying the
+        manager (True once reached); False once no subjob runs."""
+        said = False
+        while hosts := self.running_subjobs():
+            if not said:
+                hosting = ", ".join(hosts)
+                _say(f"the EJB manager is unreachable and subjob(s) {hosting} of this job run; "
+                     "waiting for the manager instead of starting a second copy")  # fmt: skip
+                said = True
+            if self.first_contact(HOSTED_RECHECK):
+                return True
+        return False
+
     def run(self, plain: Callable[[], int]) -> int:
         if not self.first_contact(FIRST_WAIT):
-            if self.role == "j0":
-                print("dmr-run: the EJB manager is unreachable; running the job by itself", file=sys.stderr)
+            if self.role != "j0":
+                _say("the EJB manager is unreachable; this subjob has nothing to do")
+                return 0
+            if not self.wait_while_hosted():
+                _say("the EJB manager is unreachable; running the job by itself")
                 return plain()
-            print("dmr-run: the EJB manager is unreachable; this subjob has nothing to do", file=sys.stderr)
-            return 0
         threading.Thread(target=self.watch, name="pilot-watch", daemon=True).start()
         while True:
             for order in self.orders():
@@ -189,6 +223,10 @@ class Pilot:
                     print("dmr-run: lost the EJB manager; no groups left here, ending", file=sys.stderr)
                     return self.worst
                 time.sleep(2.0)
+
+
+def _say(message: str) -> None:
+    print(f"dmr-run: {message}", file=sys.stderr)
 
 
 def run(

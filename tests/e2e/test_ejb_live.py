@@ -272,3 +272,40 @@ def test_when_j0_starts_early_and_a_migration_costs_more_than_the_progress_the_j
     assert out.result is not None and out.result["checksum_ok"]
     assert out.result["resizes"] == []  # the run that printed it ran on J0 from its first step
     assert scenario.leftover(scenario.env_for(conf), tmp_path, out.job) == []
+
+
+def test_a_placeholder_that_starts_while_the_manager_is_away_waits_for_the_subjob_hosting_the_job(
+    conf, tmp_path, monkeypatch
+):
+    # The application runs on a subjob; the manager dies and stays away for 25 s; meanwhile the
+    # background job ends and J0 starts. After its first wait (5 s here, 60 s by default) J0 finds
+    # the subjob running and keeps waiting instead of running a second copy by itself; the
+    # restarted manager adopts both and the one copy completes.
+    monkeypatch.setenv("DMR_PILOT_FIRST_WAIT", "5")  # J0 and the subjobs inherit it (--export=ALL)
+    shape = scenario.Shape(background_seconds=300)
+    manager = Supervised(tmp_path, conf, [], restart_delay=25.0)
+
+    def kill_manager_once_running(job: int) -> None:
+        def running() -> bool:  # the application reported progress from its subjob: it is up
+            app = request(manager.address, {"op": "status", "eid": job})["apps"]
+            return bool(app) and bool(app[0]["progress"])
+
+        scenario.wait_for(running, 120, 0.5)
+        manager.proc.kill()
+        sh("scancel", "-n", "rigid-background", conf=conf)
+
+    try:
+        out = scenario.run_once("ejb", shape, tmp_path / "ejb", conf, manager.address,
+                                during=kill_manager_once_running)  # fmt: skip
+    finally:
+        manager.stop()
+    log = (tmp_path / "manager.log").read_text(errors="replace")[-4000:]
+    text = (tmp_path / "ejb" / f"ejb-{out.job}.out").read_text(errors="replace")
+    assert manager.starts == 2, log
+    assert "waiting for the manager instead of starting a second copy" in text, text[-3000:]
+    assert "running the job by itself" not in text, text[-3000:]
+    assert text.count("FS_RESULT ") == 1, text[-3000:]  # one copy of the application, one result
+    assert out.result is not None and out.result["checksum_ok"], (text[-3000:], log)
+    status = out.status
+    assert status is not None and status["phase"] == "done", (status, log)
+    assert scenario.leftover(scenario.env_for(conf), tmp_path, out.job) == []
