@@ -259,9 +259,19 @@ def parse_agent(text: str) -> tuple[str, int, str]:
 class AgentClient:
     """One connection to an agent (``host:port:key``); requests answered in order."""
 
-    def __init__(self, address: str, timeout: float | None = 60.0) -> None:
+    def __init__(self, address: str, timeout: float | None = 60.0, within: float = 0.0) -> None:
+        """``within``: seconds to keep trying to connect (an EJB manager hosting the agent may be
+        restarting; it comes back on the same port)."""
         host, port, self.key = parse_agent(address)
-        self.sock = socket.create_connection((host, port), timeout=10.0)
+        deadline = time.monotonic() + within
+        while True:
+            try:
+                self.sock = socket.create_connection((host, port), timeout=10.0)
+                break
+            except OSError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(1.0)
         self.sock.settimeout(timeout)
         self.reader = self.sock.makefile("rb")
 

@@ -156,14 +156,10 @@ class Runtime:
                 self.agent = self._start_private_agent()
             if self.agent:
                 self.port = MPI.Open_port()
-                self._agent().request("port", port=self.port)
-            if launch_groups > 1:
-                timeout = float(os.environ.get("DMR_LAUNCH_TIMEOUT", "120"))
-                reply = self._agent().request(
-                    "expect", token=LAUNCH_TOKEN, count=launch_groups - 1, timeout=timeout
-                )
-                ready = True if reply["ready"] else str(reply.get("reason"))
-                tags = list(reply.get("tags") or [])
+            try:
+                ready, tags = self._rendezvous(launch_groups)
+            except (OSError, RuntimeError, ValueError) as exc:  # told to every rank: none waits forever
+                ready = f"the agent is unreachable: {exc}"
         ready, self.agent = self.comm.bcast((ready, self.agent), root=0)  # any rank may become rank 0
         if ready is not True:
             raise RuntimeError(f"dmr: the application's groups did not all start: {ready}")
@@ -171,14 +167,34 @@ class Runtime:
             handover = {**self._handover_base(), "token": LAUNCH_TOKEN}
             self.world.accept(self.port, launch_groups - 1, handover, self._releaser(LAUNCH_TOKEN, tags))
 
+    def _rendezvous(self, launch_groups: int) -> tuple[bool | str, list[str]]:
+        """Rank 0 of the first group: post the port and wait for the other launch groups' hellos.
+        An agent an EJB manager hosts comes back on the same port when the manager restarts (and
+        knows nothing of this launch): until the launch deadline, the port is posted and the
+        groups expected again."""
+        deadline = time.monotonic() + float(os.environ.get("DMR_LAUNCH_TIMEOUT", "120"))
+        while True:
+            try:
+                if self.agent:
+                    self._agent(within=deadline - time.monotonic()).request("port", port=self.port)
+                if launch_groups <= 1:
+                    return True, []
+                left = max(1.0, deadline - time.monotonic())
+                reply = self._agent().request(
+                    "expect", token=LAUNCH_TOKEN, count=launch_groups - 1, timeout=left
+                )
+                return (True if reply["ready"] else str(reply.get("reason"))), list(reply.get("tags") or [])
+            except (OSError, ConnectionError):
+                self._drop_agent_client()
+                if time.monotonic() >= deadline:
+                    raise
+
     def _join(self, home: MPI.Intracomm, group: Group, token: str) -> None:
         """A group started to join an application: wait for the go, connect, take the handover."""
         reply: dict[str, Any] | None = None
         if home.Get_rank() == 0:
             try:
-                hello = AgentClient(os.environ["DMR_AGENT"], timeout=None)
-                reply = hello.request("hello", token=token, group=group.to_dict())
-                hello.close()
+                reply = _hello(os.environ["DMR_AGENT"], token, group)
             except (OSError, RuntimeError, KeyError, ValueError) as exc:
                 reply = {"go": False, "reason": f"agent unreachable: {exc}"}
         reply = home.bcast(reply, root=0)
@@ -220,10 +236,15 @@ class Runtime:
 
         return release
 
-    def _agent(self) -> AgentClient:
+    def _agent(self, within: float = 0.0) -> AgentClient:
         if self._agent_client is None:
-            self._agent_client = AgentClient(self.agent, timeout=None)
+            self._agent_client = AgentClient(self.agent, timeout=None, within=within)
         return self._agent_client
+
+    def _drop_agent_client(self) -> None:
+        if self._agent_client is not None:
+            self._agent_client.close()
+            self._agent_client = None
 
     def _agent_request(self, op: str, **fields: Any) -> dict[str, Any]:
         """A request to the agent; once more on a new connection if the agent restarted meanwhile
@@ -231,9 +252,7 @@ class Runtime:
         try:
             return self._agent().request(op, **fields)
         except (OSError, ConnectionError):
-            if self._agent_client is not None:
-                self._agent_client.close()
-                self._agent_client = None
+            self._drop_agent_client()
             if self.port is not None:
                 self._agent().request("port", port=self.port)
             return self._agent().request(op, **fields)
@@ -446,6 +465,23 @@ class Runtime:
             if isinstance(reply, p.Decision) and reply.action != Action.NONE and self.job_id is not None:
                 self.client.request(p.Commit(job_id=self.job_id, token=reply.token, ok=False))
         self._drop_root()
+
+
+def _hello(agent: str, token: str, group: Group) -> dict[str, Any]:
+    """A joining group's hello, until the agent's answer or the launch deadline: an agent an EJB
+    manager hosts comes back on the same port when the manager restarts (the hello is said again)."""
+    deadline = time.monotonic() + float(os.environ.get("DMR_LAUNCH_TIMEOUT", "120"))
+    while True:
+        try:
+            client = AgentClient(agent, timeout=None, within=deadline - time.monotonic())
+            try:
+                return client.request("hello", token=token, group=group.to_dict())
+            finally:
+                client.close()
+        except (OSError, ConnectionError):
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(1.0)
 
 
 def _job_id() -> int | None:

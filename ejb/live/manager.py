@@ -274,6 +274,10 @@ class Manager:
         sub = app.subjobs[key]
         if sub.state != "running" or not sub.hosts:
             return
+        if sub.members:  # its pilot says groups run: launched before a restart, and not saved then
+            app.launch_key = None
+            app.log(time.time(), f"subjob {key} runs the application: launched before the manager restarted")
+            return
         order = {
             "do": "launch",
             "token": "",
@@ -286,6 +290,8 @@ class Manager:
             app.log(time.time(), f"launch on subjob {key} (job {sub.job_id}, {len(sub.hosts)} nodes, "
                     f"{order['ppn']} ranks per node)")  # fmt: skip
             log.info("job %s: launched on subjob %s (%s)", app.eid, key, sub.hosts)
+            crash_point("ejb-launched")  # tests: the groups start while nobody hosts their agent
+            self._save()
 
     # -- the periodic pass -----------------------------------------------------------------------
     def housekeeping(self) -> None:

@@ -309,3 +309,28 @@ def test_a_placeholder_that_starts_while_the_manager_is_away_waits_for_the_subjo
     status = out.status
     assert status is not None and status["phase"] == "done", (status, log)
     assert scenario.leftover(scenario.env_for(conf), tmp_path, out.job) == []
+
+
+def test_the_job_completes_when_the_manager_is_killed_as_the_application_launches(conf, tmp_path):
+    # Killed right after the launch order went out, before the manager saved it: the groups start
+    # while nobody hosts their agent (the manager does), and the restarted manager's record still
+    # says the launch is due. The groups keep trying the agent's port until it is back (before,
+    # rank 0 failed at once, the other ranks hung until the time limit); the pilot says its groups
+    # run, so the manager does not launch a second copy.
+    manager = Supervised(tmp_path, conf, ["ejb-launched"], restart_delay=5.0)
+    try:
+        out = scenario.run_once("ejb", scenario.Shape(), tmp_path / "ejb", conf, manager.address)
+    finally:
+        manager.stop()
+    log = (tmp_path / "manager.log").read_text(errors="replace")[-4000:]
+    text = (tmp_path / "ejb" / f"ejb-{out.job}.out").read_text(errors="replace")
+    assert manager.starts == 2, log
+    assert text.count("FS_RESULT ") == 1, text[-3000:]
+    assert out.result is not None and out.result["checksum_ok"], (text[-3000:], log)
+    status = out.status
+    assert status is not None and status["phase"] == "done", (status, log)
+    events = [what for _, what in status["events"]]
+    # the one launch's own event died with the manager (not saved); none came after the restart
+    assert not any(what.startswith("launch on subjob") for what in events), events
+    assert any("launched before the manager restarted" in what for what in events), events
+    assert scenario.leftover(scenario.env_for(conf), tmp_path, out.job) == []
