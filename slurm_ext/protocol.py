@@ -267,6 +267,13 @@ def decode_response(line: bytes | str) -> Message:
     return decode(line, RESPONSES)
 
 
+def free_port() -> int:
+    """A TCP port free on the loopback now, for a server started next (tests, demos, benchmarks)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 def parse_address(text: str) -> tuple[str, int]:
     """``host:port`` (or ``host`` with the default port) -> ``(host, port)``."""
     host, _, port = text.rpartition(":")

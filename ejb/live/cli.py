@@ -15,6 +15,7 @@ from ejb.live.client import manager_address, request
 from ejb.params import PAPER_DELTA, EJBParams
 from slurm_ext.cli_options import MigrationOpt, fail
 from slurm_ext.console import print_table, table
+from slurm_ext.protocol import free_port
 
 Manager = Annotated[
     str | None,
@@ -128,20 +129,12 @@ def _scenario_setup(workdir: Path | None) -> tuple[Path, Path | None]:
     return where, conf if conf.exists() else None
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _with_manager(workdir: Path, conf: Path | None, run: Any) -> Any:
     """Run ``run(address)`` with a fresh EJB manager of its own (stopped after)."""
     from ejb.live import scenario
 
-    port = _free_port()
-    proc = scenario.start_manager(workdir / "state", workdir / "manager.log", port, _free_port(), conf)
+    port = free_port()
+    proc = scenario.start_manager(workdir / "state", workdir / "manager.log", port, free_port(), conf)
     try:
         return run(f"127.0.0.1:{port}")
     finally:

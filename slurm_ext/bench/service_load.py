@@ -37,10 +37,6 @@ class BenchError(RuntimeError):
 
 
 # -- the service process ------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _listener_pid(port: int) -> int | None:
@@ -153,7 +149,7 @@ def run(clients: int, requests: int, interval: float, port: int | None = None) -
         raise BenchError(f"local cluster not reachable ({exc}); run `slurm-ext cluster up`") from None
     proc = None
     if port is None:
-        port = _free_port()
+        port = p.free_port()
         proc = _start_service(port, Path(tempfile.gettempdir()) / f"bench-service-{port}.log")
     pid = proc.pid if proc else _listener_pid(port)
     job = slurm.submit(JobRequest(nodes=1, name="bench-service", time_limit=600, command="sleep 600",

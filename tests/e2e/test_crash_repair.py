@@ -17,10 +17,10 @@ import pytest
 
 from slurm_ext.backend import EXPANDER_PREFIX, RESIZER_PREFIX, served_job
 from slurm_ext.faults import CRASH_ENV, CRASH_EXIT
+from slurm_ext.protocol import free_port
 from slurm_ext.service import journal as jr
 from slurm_ext.slurm.adapter import MERGE_HANDED_OVER, MERGE_RESIZER_GONE
 from slurm_ext.slurm.parse import expand_nodes
-from tests.ports import free_port
 
 from .conftest import idle_nodes, serve_process, sh
 

@@ -22,8 +22,8 @@ import pytest
 
 from ejb.live import scenario
 from ejb.live.client import request
+from slurm_ext.protocol import free_port
 from tests.e2e.conftest import idle_nodes, sh
-from tests.ports import free_port
 from tests.users import CLIENT
 
 pytestmark = [pytest.mark.slurm, pytest.mark.mpi]

@@ -8,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from tests.ports import free_port
+from slurm_ext.protocol import free_port
 
 from .conftest import serve_process
 

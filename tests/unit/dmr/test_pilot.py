@@ -9,7 +9,7 @@ import time
 
 from dmr.launch import LaunchSpec
 from dmr.pilot import Pilot
-from tests.ports import free_port
+from slurm_ext.protocol import free_port
 
 
 def pilot(port: int) -> Pilot:
