@@ -471,16 +471,21 @@ def _hello(agent: str, token: str, group: Group) -> dict[str, Any]:
     """A joining group's hello, until the agent's answer or the launch deadline: an agent an EJB
     manager hosts comes back on the same port when the manager restarts (the hello is said again)."""
     deadline = time.monotonic() + float(os.environ.get("DMR_LAUNCH_TIMEOUT", "120"))
+    wait: float | None = None  # a first hello waits for the application's release as long as it takes
     while True:
+        said = False
         try:
-            client = AgentClient(agent, timeout=None, within=deadline - time.monotonic())
+            client = AgentClient(agent, timeout=wait, within=deadline - time.monotonic())
             try:
+                said = True
                 return client.request("hello", token=token, group=group.to_dict())
             finally:
                 client.close()
         except (OSError, ConnectionError):
             if time.monotonic() >= deadline:
                 raise
+            if said:  # said again to a restarted agent, it waits only until the deadline: the
+                wait = max(1.0, deadline - time.monotonic())  # application may never expect it there
             time.sleep(1.0)
 
 

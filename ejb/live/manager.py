@@ -593,12 +593,15 @@ class Manager:
             self._settle(app, mig, req, now)
             mig = app.migration
             if mig is None:
-                return _none("migration done")
-            if mig.phase == "expand":
-                return self._migrate_in(app, mig, req, now)
-            if mig.phase == "shrink":
-                return self._migrate_out(app, mig, req, now)
-            return _none(f"migration {mig.phase}")
+                answer = _none("migration done")
+            elif mig.phase == "expand":
+                answer = self._migrate_in(app, mig, req, now)
+            elif mig.phase == "shrink":
+                answer = self._migrate_out(app, mig, req, now)
+            else:
+                return _none(f"migration {mig.phase}")
+            self._save()  # the step taken (its token) is on disk before the application hears of it
+            return answer
 
     def _settle(self, app: AppRecord, mig: Migration, req: p.Check, now: float) -> None:
         """A check while a step of the migration is unanswered (its commit or ready got lost,
