@@ -188,6 +188,7 @@ class Runtime:
                 self._drop_agent_client()
                 if time.monotonic() >= deadline:
                     raise
+                time.sleep(1.0)
 
     def _join(self, home: MPI.Intracomm, group: Group, token: str) -> None:
         """A group started to join an application: wait for the go, connect, take the handover."""
