@@ -590,6 +590,7 @@ class Manager:
             if mig is None or app.phase != "running":
                 return _none("no migration due")
             now = time.time()
+            before = replace(mig)  # a copy: the steps below change the migration in place
             self._settle(app, mig, req, now)
             mig = app.migration
             if mig is None:
@@ -599,8 +600,9 @@ class Manager:
             elif mig.phase == "shrink":
                 answer = self._migrate_out(app, mig, req, now)
             else:
-                return _none(f"migration {mig.phase}")
-            self._save()  # the step taken (its token) is on disk before the application hears of it
+                answer = _none(f"migration {mig.phase}")
+            if app.migration != before:  # a step taken (its token) is saved before the application hears it
+                self._save()
             return answer
 
     def _settle(self, app: AppRecord, mig: Migration, req: p.Check, now: float) -> None:
