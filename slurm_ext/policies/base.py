@@ -16,6 +16,10 @@ How a caller (simulator or live control service) runs a policy
    the caller runs its base scheduler as usual and applies the policy's resize decisions.
    On live Slurm, ``StartJob`` is not carried out (Slurm starts jobs itself); the live
    service uses the other decisions only.
+4. Optionally, before building the snapshot, ask ``may_act`` with the state's counters
+   (:class:`QueueCounts`): ``False`` means the call would return only ``NoAction``, so the
+   simulator skips it (at most events, for DMR). The answer is exact, not a heuristic: the
+   results are the same with and without the skip.
 
 Sizes
 -----
@@ -37,10 +41,22 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from slurm_ext.decisions import Decision
-from slurm_ext.model import Snapshot
+from slurm_ext.model import MalleableSpec, Snapshot
+
+
+class QueueCounts(Protocol):
+    """What a caller that keeps its cluster's state in counters (the simulator) can tell a
+    policy without building a snapshot: enough to see that ``decide`` would do nothing."""
+
+    free: int  # idle nodes
+    qsizes: Sequence[int]  # pending jobs that could start if nodes were free, per size (index = nodes)
+
+    def malleable_sizes(self) -> list[tuple[int, MalleableSpec]]:
+        """``(node_count, malleable)`` of every running malleable job (none with an evolving ask)."""
+        ...
 
 
 class Policy(ABC):
@@ -59,3 +75,10 @@ class Policy(ABC):
 
     @abstractmethod
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]: ...
+
+    def may_act(self, state: QueueCounts) -> bool:
+        """False only when ``decide(snapshot of state, None)`` would return nothing but
+        :class:`~slurm_ext.decisions.NoAction`: a caller that knows ``state`` cheaply may skip
+        the snapshot and the call then. The default never says so; a policy that says so must
+        keep no state from one call to the next that such a call would have changed."""
+        return True

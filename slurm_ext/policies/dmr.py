@@ -26,7 +26,7 @@ from operator import attrgetter
 
 from slurm_ext.decisions import Decision, Expand, NoAction, RaisePriority, Shrink
 from slurm_ext.model import Job, MalleableSpec, Snapshot
-from slurm_ext.policies.base import Policy
+from slurm_ext.policies.base import Policy, QueueCounts
 
 _BLOCKED_REASONS = ("dependency", "held", "begintime", "reservation", "partitiondown")
 
@@ -161,6 +161,38 @@ class _Cluster:
         self.n_pending -= 1
 
 
+_SHAPES: dict[tuple[int, int, int, int | None, int], tuple[int, int]] = {}
+
+
+def _reach_and_step(running: list[tuple[int, MalleableSpec]]) -> tuple[int, int]:
+    """The most nodes a shrink of one of ``running`` can free, and the fewest an expand of one
+    needs (0: none can grow); ``(-1, 0)`` when a job is in mode 1 or 2."""
+    reach, step = 0, 0
+    for cur, spec in running:
+        key = (spec.min_nodes, spec.max_nodes, spec.factor, spec.preferred, cur)
+        shape = _SHAPES.get(key)
+        if shape is None:
+            shape = _SHAPES[key] = _shape(spec, cur)
+        if shape[0] < 0:
+            return -1, 0
+        if shape[0] > reach:
+            reach = shape[0]
+        if shape[1] and (step == 0 or shape[1] < step):
+            step = shape[1]
+    return reach, step
+
+
+def _shape(spec: MalleableSpec, cur: int) -> tuple[int, int]:
+    """One job's part of :func:`_reach_and_step`."""
+    if spec.preferred is not None or spec.min_nodes > cur or spec.max_nodes < cur:
+        return -1, 0
+    if len(_SHAPES) > 4096:
+        _SHAPES.clear()
+    sizes = reachable_sizes(spec, cur)
+    up = bisect_right(sizes, cur)
+    return cur - sizes[0], sizes[up] - cur if up < len(sizes) else 0
+
+
 def _eligible(job: Job, total: int) -> bool:
     """One job's test in :func:`eligible_pending`."""
     if job.dependency and "expand" in job.dependency.lower():
@@ -191,6 +223,8 @@ class DMRPolicy(Policy):
         # such an answer reads only those and the queue's first job of each size (see decide_job).
         self._quiet: dict[tuple[int, ...], list[Decision]] = {}
         self._quiet_version = -1
+        # may_act's last running malleable jobs and their largest reach and smallest step up
+        self._counted: tuple[list[tuple[int, MalleableSpec]], tuple[int, int]] = ([], (0, 0))
 
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
         self._queue.update(snap)
@@ -226,6 +260,28 @@ class DMRPolicy(Policy):
             return list(decisions)
         self._memo = None
         return decisions
+
+    def may_act(self, state: QueueCounts) -> bool:
+        """Whether ``decide(snap, None)`` could return more than NoActions, read from counters.
+
+        With no job asking for a size (mode 1) or keeping a preferred one (mode 2), every job is
+        in mode 3 and a NoAction leaves the free nodes and the queue as they were, so each job
+        sees the same state: mode 3 acts for a job exactly when a pending job's size lies in
+        ``(free, free + reach]`` (a shrink starts it; ``reach`` the most the job can give), or
+        when nodes are free, no pending job fits in them and the job's next size up is at most
+        ``free`` nodes away (an expand). Over all jobs: the largest reach, the smallest step up.
+        """
+        running = state.malleable_sizes()
+        if running != self._counted[0]:  # element-wise at C speed: the same specs, the same sizes
+            self._counted = (running, _reach_and_step(running))
+        reach, step = self._counted[1]
+        if reach < 0:
+            return True  # a job in mode 1 or 2: decide_job answers
+        free = state.free
+        qsizes = state.qsizes
+        if reach and any(qsizes[free + 1 : free + reach + 1]):
+            return True
+        return 0 < step <= free and not any(qsizes[1 : free + 1])
 
     def _decide_all(self, targets: list[Job], state: _Cluster) -> list[Decision]:
         decisions: list[Decision] = []

@@ -483,8 +483,11 @@ class Simulator:
         while True:
             self._dirty = False
             self._pass(self)
-            if self.policy is not None:
-                decisions = self.policy.decide(self.snapshot(), None)
+            # No snapshot and no call when the policy can tell from the counters that it would
+            # only say NoAction (DMR at most events); an open evolving ask always calls.
+            policy = self.policy
+            if policy is not None and (self.evolve_asking or policy.may_act(self)):
+                decisions = policy.decide(self.snapshot(), None)
                 if decisions and self.apply(decisions):
                     self._stable = 0
                     self._pass(self)
@@ -674,6 +677,11 @@ class Simulator:
             self.events.push(self.now + self.check_period, CHECK, i, self.table.ver[i])
 
     # ------------------------------------------------------------------ policies
+
+    def malleable_sizes(self) -> list[tuple[int, MalleableSpec]]:
+        """Size and range of every running malleable job (:class:`~slurm_ext.policies.base.QueueCounts`)."""
+        spec, size = self.table.spec, self.table.size
+        return [(size[i], spec[i]) for _, i in self.ends if i in spec]
 
     def snapshot(self) -> Snapshot:
         if self.snapshot_cache is None:

@@ -1,0 +1,118 @@
+"""DMR's ``may_act``: False exactly when ``decide(snap, None)`` would say only NoAction.
+
+The simulator skips the snapshot and the call when it says False, so a wrong False would change
+results: checked on random states against ``decide`` itself, and at every event of two runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from slurm_ext.decisions import NoAction
+from slurm_ext.model import MalleableSpec, Snapshot
+from slurm_ext.policies.dmr import DMRPolicy
+from slurm_ext.sim import Simulator
+from slurm_ext.workloads import load_workload
+from slurm_ext.workloads.model import MalleableRule
+from tests.unit.slurm_ext.policies.helpers import make_snapshot
+
+
+@dataclass
+class Counts:
+    """The counters the simulator gives ``may_act`` (a QueueCounts), for a hand-built snapshot."""
+
+    free: int
+    qsizes: list[int]
+    running: list[tuple[int, MalleableSpec]]
+
+    def malleable_sizes(self) -> list[tuple[int, MalleableSpec]]:
+        return self.running
+
+
+def counts(snap: Snapshot) -> Counts:
+    qsizes = [0] * (snap.total_nodes + 1)
+    for job in snap.pending:
+        qsizes[job.node_count] += 1
+    running = [(j.node_count, j.malleable) for j in snap.running if j.malleable is not None]
+    return Counts(snap.free, qsizes, running)
+
+
+@st.composite
+def states(draw: st.DrawFn) -> tuple[Snapshot, bool]:
+    """A snapshot and whether every running malleable job is in mode 3 (no ask, no preferred)."""
+    running = []
+    mode3 = True
+    for k in range(draw(st.integers(0, 5))):
+        cur = draw(st.integers(1, 16))
+        if draw(st.booleans()):
+            running.append((k + 1, cur, None))
+            continue
+        factor = draw(st.sampled_from([2, 3, 4]))
+        lo = draw(st.integers(1, cur))
+        hi = draw(st.integers(cur, 32))
+        preferred = None
+        if draw(st.integers(0, 9)) == 0:  # mode 1: the range no longer holds the size
+            lo, hi = draw(st.sampled_from([(cur + 1, cur + 4), (1, max(1, cur - 1))]))
+            mode3 = mode3 and lo <= cur <= hi
+        elif draw(st.integers(0, 9)) == 0:  # mode 2
+            preferred = draw(st.integers(lo, hi))
+            mode3 = False
+        running.append((k + 1, cur, MalleableSpec(lo, hi, factor, preferred)))
+    total = sum(c for _, c, _ in running) + draw(st.integers(0, 12))
+    total = max(total, 1)
+    pending = [(100 + k, s) for k, s in enumerate(draw(st.lists(st.integers(1, total), max_size=6)))]
+    return make_snapshot(total, running, pending), mode3
+
+
+@settings(max_examples=600, deadline=None)
+@given(states())
+def test_may_act_is_false_only_when_decide_says_only_noaction(state: tuple[Snapshot, bool]) -> None:
+    snap, mode3 = state
+    acts = DMRPolicy().may_act(counts(snap))
+    decisions = DMRPolicy().decide(snap, None)
+    quiet = all(type(d) is NoAction for d in decisions)
+    if not acts:
+        assert quiet, decisions
+    if mode3:  # exact, not only safe: with every job in mode 3, True means decide acts
+        assert acts == (not quiet), decisions
+
+
+def test_may_act_answers_for_the_running_jobs_of_this_call_not_the_last() -> None:
+    queue = [0, 0, 0, 0, 1, 0, 0, 0, 0]  # one pending job of 4 nodes, none free
+    wide, fixed = MalleableSpec(1, 8, 2), MalleableSpec(8, 8, 2)
+    policy = DMRPolicy()
+    assert not policy.may_act(Counts(0, queue, [(1, wide)]))  # 1 node: nothing to give
+    assert policy.may_act(Counts(0, queue, [(8, wide)]))  # 8 -> 4 frees the 4 it needs
+    assert not policy.may_act(Counts(0, queue, [(8, fixed)]))  # the same size, a range of one
+    assert not policy.may_act(Counts(0, [0] * 9, [(8, wide)]))  # nothing pending, nothing free
+    grows = MalleableSpec(1, 16, 2)
+    assert not policy.may_act(Counts(4, [0] * 17, [(8, grows)]))  # 8 -> 16 needs 8, 4 free
+    assert policy.may_act(Counts(8, [0] * 17, [(8, grows)]))  # 8 free: it grows
+    assert not policy.may_act(Counts(8, [0, 1] + [0] * 15, [(8, grows)]))  # a pending job fits them
+
+
+class CheckedDMR(DMRPolicy):
+    """DMR that, whenever it says it would not act, is asked anyway by a fresh DMR: it must not."""
+
+    skipped = 0
+    called = 0
+
+    def may_act(self, state: Simulator) -> bool:  # type: ignore[override]
+        acts = super().may_act(state)
+        if not acts:
+            decisions = DMRPolicy().decide(state.snapshot(), None)
+            assert all(type(d) is NoAction for d in decisions), (state.now, decisions)
+            CheckedDMR.skipped += 1
+        else:
+            CheckedDMR.called += 1
+        return acts
+
+
+def test_every_skipped_event_of_a_dmr_run_would_have_said_only_noaction() -> None:
+    for name in ("kth-small", "esp"):
+        workload = MalleableRule(fraction=0.5, seed=0).apply(load_workload(name))
+        Simulator(workload, "easy", CheckedDMR()).run()
+    assert CheckedDMR.skipped > 1000 and CheckedDMR.called > 100  # both ways taken, many times
