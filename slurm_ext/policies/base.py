@@ -52,10 +52,16 @@ class QueueCounts(Protocol):
     policy without building a snapshot: enough to see that ``decide`` would do nothing."""
 
     free: int  # idle nodes
+    total_nodes: int
     qsizes: Sequence[int]  # pending jobs that could start if nodes were free, per size (index = nodes)
 
     def malleable_sizes(self) -> list[tuple[int, MalleableSpec]]:
         """``(node_count, malleable)`` of every running malleable job (none with an evolving ask)."""
+        ...
+
+    def head_min_size(self) -> int | None:
+        """The fewest nodes the first pending job can start on (its ``min_nodes`` if malleable,
+        else its ``node_count``); None when nothing is pending."""
         ...
 
 

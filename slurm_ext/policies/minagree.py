@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from slurm_ext.decisions import Decision
 from slurm_ext.model import Snapshot
-from slurm_ext.policies.base import Policy
+from slurm_ext.policies.base import Policy, QueueCounts
 from slurm_ext.policies.working_view import WorkingView, min_size
 
 
@@ -46,3 +46,18 @@ class MinAgree(Policy):
         if jobs and cl.free > 0:
             cl.equipartition(jobs, cl.free, "minAgree step 3: idle nodes to the smallest jobs")
         return cl.decisions
+
+    def may_act(self, state: QueueCounts) -> bool:
+        """False when the three steps would do nothing: no idle node (step 1 starts nothing,
+        step 3 has nothing to give) and the malleable jobs cannot together give the first
+        pending job the nodes it needs (step 2 stops at it); or idle nodes, nothing pending and
+        every malleable job at its max. Anything else may act: ``decide`` answers."""
+        head = state.head_min_size()
+        running = state.malleable_sizes()
+        if state.free > 0:
+            return head is not None or any(cur < spec.max_nodes for cur, spec in running)
+        if head is None:
+            return False
+        if head > state.total_nodes:
+            return True  # step 2 skips a job that can never start: the next one may
+        return sum(cur - spec.min_nodes for cur, spec in running if cur > spec.min_nodes) >= head

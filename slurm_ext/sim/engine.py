@@ -683,6 +683,14 @@ class Simulator:
         spec, size = self.table.spec, self.table.size
         return [(size[i], spec[i]) for _, i in self.ends if i in spec]
 
+    def head_min_size(self) -> int | None:
+        """The queue head's smallest start size (:class:`~slurm_ext.policies.base.QueueCounts`)."""
+        if not self.queue:
+            return None
+        i = self.queue[0]
+        spec = self.table.spec.get(i)
+        return self.table.size[i] if spec is None else spec.min_nodes
+
     def snapshot(self) -> Snapshot:
         if self.snapshot_cache is None:
             self.snapshot_cache = SnapshotCache()

@@ -1,4 +1,4 @@
-"""DMR's ``may_act``: False exactly when ``decide(snap, None)`` would say only NoAction.
+"""``may_act``: False only when ``decide(snap, None)`` would carry nothing out (DMR: exactly then).
 
 The simulator skips the snapshot and the call when it says False, so a wrong False would change
 results: checked on random states against ``decide`` itself, and at every event of two runs.
@@ -8,16 +8,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slurm_ext.decisions import NoAction
 from slurm_ext.model import MalleableSpec, Snapshot
+from slurm_ext.policies.base import Policy
 from slurm_ext.policies.dmr import DMRPolicy
+from slurm_ext.policies.minagree import MinAgree
 from slurm_ext.sim import Simulator
 from slurm_ext.workloads import load_workload
 from slurm_ext.workloads.model import MalleableRule
-from tests.unit.slurm_ext.policies.helpers import make_snapshot
+from tests.unit.slurm_ext.policies.helpers import make_snapshot, pending, running, snapshot
 
 
 @dataclass
@@ -27,17 +30,27 @@ class Counts:
     free: int
     qsizes: list[int]
     running: list[tuple[int, MalleableSpec]]
+    head: int | None = None
+    total_nodes: int = 64
 
     def malleable_sizes(self) -> list[tuple[int, MalleableSpec]]:
         return self.running
+
+    def head_min_size(self) -> int | None:
+        return self.head
 
 
 def counts(snap: Snapshot) -> Counts:
     qsizes = [0] * (snap.total_nodes + 1)
     for job in snap.pending:
-        qsizes[job.node_count] += 1
+        if job.node_count <= snap.total_nodes:  # a larger job can never start: no counter holds it
+            qsizes[job.node_count] += 1
     running = [(j.node_count, j.malleable) for j in snap.running if j.malleable is not None]
-    return Counts(snap.free, qsizes, running)
+    head = None
+    if snap.pending:
+        first = snap.pending[0]
+        head = first.malleable.min_nodes if first.malleable else first.node_count
+    return Counts(snap.free, qsizes, running, head, snap.total_nodes)
 
 
 @st.composite
@@ -94,25 +107,60 @@ def test_may_act_answers_for_the_running_jobs_of_this_call_not_the_last() -> Non
     assert not policy.may_act(Counts(8, [0, 1] + [0] * 15, [(8, grows)]))  # a pending job fits them
 
 
-class CheckedDMR(DMRPolicy):
-    """DMR that, whenever it says it would not act, is asked anyway by a fresh DMR: it must not."""
+@st.composite
+def queues(draw: st.DrawFn) -> Snapshot:
+    """Running jobs and a queue, malleable or rigid, any sizes (minAgree reads pending mins)."""
+    jobs = []
+    for k in range(draw(st.integers(0, 5))):
+        cur = draw(st.integers(1, 16))
+        mall = None
+        if draw(st.booleans()):
+            mall = (draw(st.integers(1, cur)), draw(st.integers(cur, 32)))
+        jobs.append(running(k + 1, cur, draw(st.sampled_from([50.0, 100.0, 400.0])), mall=mall))
+    total = max(1, sum(j.node_count for j in jobs) + draw(st.integers(0, 12)))
+    for k in range(draw(st.integers(0, 5))):
+        nodes = draw(st.integers(1, total + 2))
+        mall = (draw(st.integers(1, nodes)), nodes) if draw(st.booleans()) else None
+        jobs.append(pending(100 + k, nodes, draw(st.sampled_from([10.0, 60.0, 500.0])), submit=k, mall=mall))
+    return snapshot(total, jobs)
 
-    skipped = 0
-    called = 0
 
-    def may_act(self, state: Simulator) -> bool:  # type: ignore[override]
-        acts = super().may_act(state)
-        if not acts:
-            decisions = DMRPolicy().decide(state.snapshot(), None)
-            assert all(type(d) is NoAction for d in decisions), (state.now, decisions)
-            CheckedDMR.skipped += 1
-        else:
-            CheckedDMR.called += 1
-        return acts
+@settings(max_examples=600, deadline=None)
+@given(queues())
+def test_minagree_says_it_may_not_act_only_when_it_would_do_nothing(snap: Snapshot) -> None:
+    if not MinAgree().may_act(counts(snap)):
+        assert MinAgree().decide(snap, None) == []
 
 
-def test_every_skipped_event_of_a_dmr_run_would_have_said_only_noaction() -> None:
+class Checked:
+    """Wraps a policy's ``may_act``: whenever it says False, a fresh copy is asked anyway and
+    must carry nothing out."""
+
+    def __init__(self, make: type[Policy]) -> None:
+        self.make = make
+        self.skipped = self.called = 0
+
+    def policy(self) -> Policy:
+        checked = self
+
+        class CheckedPolicy(self.make):  # type: ignore[misc, valid-type]
+            def may_act(self, state: Simulator) -> bool:  # type: ignore[override]
+                acts = super().may_act(state)
+                if acts:
+                    checked.called += 1
+                    return True
+                decisions = checked.make().decide(state.snapshot(), None)
+                assert all(type(d) is NoAction for d in decisions), (state.now, decisions)
+                checked.skipped += 1
+                return False
+
+        return CheckedPolicy()
+
+
+@pytest.mark.parametrize("make", [DMRPolicy, MinAgree], ids=lambda m: m.name)
+def test_every_skipped_event_of_a_run_would_have_carried_nothing_out(make: type[Policy]) -> None:
+    checked = Checked(make)
     for name in ("kth-small", "esp"):
         workload = MalleableRule(fraction=0.5, seed=0).apply(load_workload(name))
-        Simulator(workload, "easy", CheckedDMR()).run()
-    assert CheckedDMR.skipped > 1000 and CheckedDMR.called > 100  # both ways taken, many times
+        Simulator(workload, "easy", checked.policy()).run()
+    assert checked.skipped > 500 and checked.called > 100  # both ways taken, many times
