@@ -56,7 +56,8 @@ class QueueCounts(Protocol):
     qsizes: Sequence[int]  # pending jobs that could start if nodes were free, per size (index = nodes)
 
     def malleable_sizes(self) -> list[tuple[int, MalleableSpec]]:
-        """``(node_count, malleable)`` of every running malleable job (none with an evolving ask)."""
+        """``(node_count, malleable)`` of every running malleable job (none with an evolving ask);
+        not to be changed by the caller (a simulator hands out the same list until one changes)."""
         ...
 
     def head_min_size(self) -> int | None:

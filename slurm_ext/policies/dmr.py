@@ -272,7 +272,8 @@ class DMRPolicy(Policy):
         ``free`` nodes away (an expand). Over all jobs: the largest reach, the smallest step up.
         """
         running = state.malleable_sizes()
-        if running != self._counted[0]:  # element-wise at C speed: the same specs, the same sizes
+        last = self._counted[0]
+        if running is not last and running != last:  # element-wise at C speed: same specs, same sizes
             self._counted = (running, _reach_and_step(running))
         reach, step = self._counted[1]
         if reach < 0:

@@ -59,6 +59,7 @@ SMALL = frozenset(
         "prog",
         "exp_end",
         "snapshot_cache",
+        "malleable_now",
         "queue",
         "qsizes",
         "ends",

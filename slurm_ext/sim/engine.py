@@ -246,6 +246,8 @@ class Simulator:
         # What the last snapshot built, for the next one (snapshot.py); told here what changed.
         # None until the first snapshot: a run that never builds one tells it nothing.
         self.snapshot_cache: SnapshotCache | None = None
+        # malleable_sizes()'s answer until a malleable job starts, ends or is resized (None: stale).
+        self.malleable_now: list[tuple[int, MalleableSpec]] | None = None
 
         # Run accounting.
         self.busy_area = 0.0  # node-seconds busy
@@ -317,7 +319,7 @@ class Simulator:
         cls = type(self)
         plain = all(getattr(cls, m) is getattr(Simulator, m) for m in _INLINED)
         rigid = plain and self.policy is None
-        ver, state, work, lim = table.ver, table.state, table.work, table.lim
+        ver, state, work, lim, spec = table.ver, table.state, table.work, table.lim, table.spec
         cancelled = self._cancelled_timers
         total = self.total_nodes
         timeline = self.record_timeline
@@ -369,6 +371,8 @@ class Simulator:
                         cache = self.snapshot_cache
                         if cache is not None:
                             cache.ended(i)
+                        if i in spec:
+                            self.malleable_now = None
                         del ends[bisect_left(ends, (exp_end.pop(i), i))]
                         self.free += size[i]
                         state[i] = TIMEOUT if work[i] > lim[i] else COMPLETED
@@ -538,6 +542,8 @@ class Simulator:
         cache = self.snapshot_cache
         if cache is not None:
             cache.running_changed(i)  # a restored state may have a Job of it: never stale
+        if i in table.spec:
+            self.malleable_now = None
         state[i] = RUNNING
         table.start_t[i] = now
         lim = table.lim[i]
@@ -589,6 +595,8 @@ class Simulator:
         cache = self.snapshot_cache
         if cache is not None:
             cache.ended(i)
+        if i in self.table.spec:
+            self.malleable_now = None
         ends = self.ends
         del ends[bisect_left(ends, (self.exp_end.pop(i), i))]
         table = self.table
@@ -626,6 +634,7 @@ class Simulator:
         cache = self.snapshot_cache
         if cache is not None:
             cache.running_changed(i)
+        self.malleable_now = None
         exp_end = self.exp_end
         ends = self.ends
         del ends[bisect_left(ends, (exp_end[i], i))]
@@ -679,9 +688,13 @@ class Simulator:
     # ------------------------------------------------------------------ policies
 
     def malleable_sizes(self) -> list[tuple[int, MalleableSpec]]:
-        """Size and range of every running malleable job (:class:`~slurm_ext.policies.base.QueueCounts`)."""
-        spec, size = self.table.spec, self.table.size
-        return [(size[i], spec[i]) for _, i in self.ends if i in spec]
+        """Size and range of every running malleable job (:class:`~slurm_ext.policies.base.QueueCounts`):
+        the same list object until one starts, ends or is resized."""
+        now = self.malleable_now
+        if now is None:
+            spec, size = self.table.spec, self.table.size
+            now = self.malleable_now = [(size[i], spec[i]) for _, i in self.ends if i in spec]
+        return now
 
     def head_min_size(self) -> int | None:
         """The queue head's smallest start size (:class:`~slurm_ext.policies.base.QueueCounts`)."""
