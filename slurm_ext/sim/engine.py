@@ -12,7 +12,11 @@ How a run goes
   ``schedules_jobs`` is true (the policy then starts every job with ``StartJob``);
 - if a policy is set, it is called as ``policy.decide(snapshot, None)`` and its decisions are
   carried out (:meth:`Simulator.apply`); if any changed the machine, the base pass runs again
-  so that nodes freed by a shrink are used at once (as Slurm's scheduler would);
+  so that nodes freed by a shrink are used at once (as Slurm's scheduler would). Unless an
+  evolving ask is open, ``policy.may_act(self)`` comes first: when the policy can tell from
+  the counters (free nodes, queued sizes, running malleable sizes) that it would only say
+  ``NoAction``, no snapshot is built and ``decide`` is not called (``decisions``, the count of
+  decisions returned, then counts none for that step);
 - with a controller: ``on_start`` for the jobs started, then ``after_pass``; if either freed
   nodes or removed a queued job (cancel, shrink), the step starts over at the same instant.
 
