@@ -56,12 +56,12 @@ def counts(snap: Snapshot) -> Counts:
 @st.composite
 def states(draw: st.DrawFn) -> tuple[Snapshot, bool]:
     """A snapshot and whether every running malleable job is in mode 3 (no ask, no preferred)."""
-    running = []
+    jobs = []
     mode3 = True
     for k in range(draw(st.integers(0, 5))):
         cur = draw(st.integers(1, 16))
         if draw(st.booleans()):
-            running.append((k + 1, cur, None))
+            jobs.append((k + 1, cur, None))
             continue
         factor = draw(st.sampled_from([2, 3, 4]))
         lo = draw(st.integers(1, cur))
@@ -73,11 +73,11 @@ def states(draw: st.DrawFn) -> tuple[Snapshot, bool]:
         elif draw(st.integers(0, 9)) == 0:  # mode 2
             preferred = draw(st.integers(lo, hi))
             mode3 = False
-        running.append((k + 1, cur, MalleableSpec(lo, hi, factor, preferred)))
-    total = sum(c for _, c, _ in running) + draw(st.integers(0, 12))
+        jobs.append((k + 1, cur, MalleableSpec(lo, hi, factor, preferred)))
+    total = sum(c for _, c, _ in jobs) + draw(st.integers(0, 12))
     total = max(total, 1)
-    pending = [(100 + k, s) for k, s in enumerate(draw(st.lists(st.integers(1, total), max_size=6)))]
-    return make_snapshot(total, running, pending), mode3
+    queued = [(100 + k, s) for k, s in enumerate(draw(st.lists(st.integers(1, total), max_size=6)))]
+    return make_snapshot(total, jobs, queued), mode3
 
 
 @settings(max_examples=600, deadline=None)
