@@ -10,6 +10,7 @@ same program the same way.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import asdict, dataclass, field
@@ -21,6 +22,22 @@ from typing import Any
 _DROP_PREFIXES = ("SLURM_", "PMI_", "PMIX_", "HYDRA_", "MPI_LOCAL", "OMPI_", "DMR_GROUP_", "DMR_AGENT")
 _DROP = {"DMR_TOKEN", "DMR_LAUNCH_GROUPS", "DMR_NODE", "DMR_PILOT", "DMR_APP_ID"}
 _KEEP = {"SLURM_CONF"}
+
+# An EJB subjob's Slurm job name, ``ejb<J0>.<key>``: which application (J0, its placeholder's job
+# id) a job serves, readable in squeue. The EJB manager names subjobs so and finds its own by it
+# after a restart; a placeholder finds the subjobs that may host its application by it.
+SUBJOB_NAME = re.compile(r"ejb(\d+)\.(\d+)")
+
+
+def subjob_name(eid: int, key: int) -> str:
+    """The job name of subjob ``key`` of the application whose placeholder is job ``eid``."""
+    return f"ejb{eid}.{key}"
+
+
+def is_subjob_of(name: str, eid: int) -> bool:
+    """Whether a job named ``name`` is a subjob of the application of placeholder ``eid``."""
+    m = SUBJOB_NAME.fullmatch(name)
+    return m is not None and int(m.group(1)) == eid
 
 
 def clean_env(env: dict[str, str]) -> dict[str, str]:

@@ -38,7 +38,7 @@ from dataclasses import replace
 from typing import Any
 
 from dmr.agent import LAUNCH_TOKEN
-from dmr.launch import LaunchSpec, start_group
+from dmr.launch import LaunchSpec, is_subjob_of, start_group
 
 PATIENCE = float(os.environ.get("DMR_PILOT_PATIENCE", "600"))  # seconds to wait for a lost coordinator
 FIRST_WAIT = float(os.environ.get("DMR_PILOT_FIRST_WAIT", "60"))  # seconds to wait for the first contact
@@ -175,9 +175,8 @@ class Pilot:
         except (OSError, subprocess.SubprocessError) as err:
             _say(f"cannot read the queue ({err}); taking no subjob to run")
             return []
-        prefix = f"ejb{self.job_id}."
         rows = (ln.split() for ln in out.splitlines())
-        return [row[0] for row in rows if len(row) == 2 and row[1].startswith(prefix)]
+        return [row[0] for row in rows if len(row) == 2 and is_subjob_of(row[1], self.job_id)]
 
     def wait_while_hosted(self) -> bool:
         """A placeholder without its manager: while a subjob of its application runs, keep trying the

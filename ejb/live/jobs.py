@@ -93,8 +93,3 @@ def output_of(pattern: str, j0: Job) -> str:
                         ("%x", j0.name), ("%u", j0.user)):  # fmt: skip
         pattern = pattern.replace(code, value)
     return pattern.replace("\0", "%")
-
-
-def subjob_name(eid: int, key: int) -> str:
-    """``ejb<J0>.<key>``: which application a job serves, readable in squeue."""
-    return f"ejb{eid}.{key}"

@@ -28,7 +28,6 @@ from __future__ import annotations
 import logging
 import math
 import os
-import re
 import secrets
 import socket
 import subprocess
@@ -39,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from dmr.agent import Agent, advertised_host, serve
-from dmr.launch import LaunchSpec
+from dmr.launch import SUBJOB_NAME, LaunchSpec, subjob_name
 from ejb.actions import Action, CancelSubjob, Migrate, SubmitSubjob
 from ejb.live import jobs
 from ejb.live.probe import Probe
@@ -57,7 +56,6 @@ from slurm_ext.slurm.adapter import SlurmCluster
 
 log = logging.getLogger("ejb.manager")
 
-SUBJOB_NAME = re.compile(r"ejb(\d+)\.(\d+)")  # jobs.subjob_name
 STALE_AFTER = 15.0  # a subjob still pending this long after its submission lost its slot
 ACK_TIMEOUT = 30.0
 EXPAND_TRIES = 3
@@ -388,7 +386,7 @@ class Manager:
                 changed = True
         for app in self.apps.values():  # written ahead, never submitted: nothing to adopt
             for key, sub in list(app.subjobs.items()):
-                named = jobs.subjob_name(app.eid, key)
+                named = subjob_name(app.eid, key)
                 if sub.state == "submitting" and not any(j.name == named for j in snap.jobs):
                     del app.subjobs[key]
                     app.log(now, f"subjob {key}: no job {named} in the queue after a restart; dropped")
@@ -487,7 +485,7 @@ class Manager:
             return
         secret = secrets.token_hex(12)
         pilot = f"{self.pilot_address}:{secret}:sub"
-        name = jobs.subjob_name(app.eid, act.key)
+        name = subjob_name(app.eid, act.key)
         argv = jobs.subjob_argv(app.options, app.script, act.procs, limit, name, app.output, pilot)
         sub = app.subjobs[act.key] = SubjobRecord(act.key, None, act.procs, limit, secret, state="submitting")
         self._save()  # written ahead: a manager killed during sbatch adopts the job by its name

@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from dmr.launch import is_subjob_of
 from dmr_apps import script
 
 FS = script("fs")
@@ -182,8 +183,7 @@ def run_once(
     say(f"{mode}: job {job} submitted ({shape.nodes} nodes x {shape.ppn} ranks, {shape.steps} steps)")
     if during is not None:
         during(job)
-    mine = f"ejb{job}."
-    wait_for(lambda: not any(j == job or n.startswith(mine) for j, n, _ in queue(env, workdir)), 900)
+    wait_for(lambda: not leftover(env, workdir, job), 900)
     if bg is not None:
         wait_for(lambda: not any(j == bg for j, _, _ in queue(env, workdir)), 300)
     time.sleep(1.0)  # accounting catches up with the last job's end
@@ -203,7 +203,7 @@ def run_once(
 
 def leftover(env: dict[str, str], cwd: Path, job: int) -> list[int]:
     """Jobs of a bundled job still in the queue (J0 or any subjob)."""
-    return [j for j, n, _ in queue(env, cwd) if j == job or n.startswith(f"ejb{job}.")]
+    return [j for j, n, _ in queue(env, cwd) if j == job or is_subjob_of(n, job)]
 
 
 def start_manager(

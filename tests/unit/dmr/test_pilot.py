@@ -7,7 +7,7 @@ import socket
 import threading
 import time
 
-from dmr.launch import LaunchSpec
+from dmr.launch import SUBJOB_NAME, LaunchSpec, is_subjob_of, subjob_name
 from dmr.pilot import Pilot
 from slurm_ext.protocol import free_port
 
@@ -42,3 +42,11 @@ def test_a_pilot_gives_up_after_its_wait():
     t0 = time.monotonic()
     assert not p.first_contact(1.0)
     assert time.monotonic() - t0 >= 1.0
+
+
+def test_a_placeholder_knows_its_own_subjobs_by_name_and_no_other_application_s():
+    assert SUBJOB_NAME.fullmatch(subjob_name(9, 2))
+    assert is_subjob_of(subjob_name(9, 2), 9)
+    assert not is_subjob_of(subjob_name(90, 1), 9)  # another application whose id starts with 9
+    assert not is_subjob_of(subjob_name(9, 2), 90)
+    assert not is_subjob_of("ejb9.2x", 9) and not is_subjob_of("ejb9", 9) and not is_subjob_of("job9.2", 9)
