@@ -189,10 +189,14 @@ def _procs(req: Request) -> int:
         return 0
 
 
+PING_TIMEOUT = 5.0
+
+
 def _manager(address: str) -> str | None:
     """The address the manager's pilots reach it at (None: it does not answer)."""
     try:
-        reply = request(address, {"op": "ping"}, timeout=2.0)
+        # A few seconds: a manager that just started, on a busy login node, still answers.
+        reply = request(address, {"op": "ping"}, timeout=PING_TIMEOUT)
     except (OSError, ValueError):
         return None
     return str(reply.get("pilot") or address) if reply.get("ok") else None

@@ -137,6 +137,9 @@ def _with_manager(workdir: Path, conf: Path | None, run: Any) -> Any:
     proc = scenario.start_manager(workdir / "state", workdir / "manager.log", port, free_port(), conf)
     try:
         return run(f"127.0.0.1:{port}")
+    except scenario.NotBundled as exc:
+        typer.echo(f"error: {exc}; the manager's log is {workdir / 'manager.log'}", err=True)
+        raise typer.Exit(1) from None
     finally:
         scenario.stop_manager(proc)
 

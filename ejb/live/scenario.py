@@ -128,6 +128,10 @@ def queue(env: dict[str, str], cwd: Path) -> list[tuple[int, str, str]]:
     return [(int(i), n, s) for i, n, s in (ln.split("|") for ln in out.splitlines() if ln.count("|") == 2)]
 
 
+class NotBundled(RuntimeError):
+    """A job submitted with ``ejb-submit`` in a scenario that EJB did not take."""
+
+
 def wait_for(cond: Callable[[], Any], timeout: float, every: float = 1.0) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -180,6 +184,11 @@ def run_once(
     submit = ["sbatch", "--parsable"] if mode == "sbatch" else ["ejb-submit", "--parsable"]
     out = _run([*submit, "-o", str(workdir / f"{mode}-%j.out"), str(script)], env, workdir)
     job = int(next(ln for ln in out.splitlines() if ln.strip().isdigit()).strip())
+    if mode == "ejb" and "submitted with plain sbatch" in out:
+        # A run through EJB that EJB did not take shows nothing of EJB: stop it and say why.
+        _run(["scancel", str(job), *([str(bg)] if bg is not None else [])], env, workdir)
+        why = next(ln for ln in out.splitlines() if "ejb-submit:" in ln)
+        raise NotBundled(f"job {job} was not bundled, {why.strip()}")
     say(f"{mode}: job {job} submitted ({shape.nodes} nodes x {shape.ppn} ranks, {shape.steps} steps)")
     if during is not None:
         during(job)
@@ -191,7 +200,10 @@ def run_once(
     if mode == "ejb":
         from ejb.live.client import manager_address, request
 
-        status = request(manager_address(manager), {"op": "status", "eid": job})["apps"][0]
+        apps = request(manager_address(manager), {"op": "status", "eid": job})["apps"]
+        if not apps:
+            raise NotBundled(f"the EJB manager does not know job {job} (ejb-submit said: {out.strip()})")
+        status = apps[0]
     ids = [job] + ([int(s["job_id"]) for s in status["subjobs"].values() if s["job_id"]] if status else [])
     rows = sacct(sorted(set(ids)), env, workdir)
     starts = [r["start"] for r in rows if r["start"] is not None]
