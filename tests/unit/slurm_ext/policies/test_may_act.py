@@ -132,6 +132,14 @@ def test_minagree_says_it_may_not_act_only_when_it_would_do_nothing(snap: Snapsh
         assert MinAgree().decide(snap, None) == []
 
 
+def test_minagree_may_act_when_its_donors_give_exactly_what_the_first_pending_job_needs() -> None:
+    # The boundary a random search can miss: 4 nodes to give and a 4-node job first in line.
+    for cur, acts in ((8, True), (7, False)):  # can give 4, then 3
+        snap = snapshot(cur, [running(1, cur, 100.0, mall=(4, 8)), pending(2, 4, 60.0)])
+        assert MinAgree().may_act(counts(snap)) is acts
+        assert bool(MinAgree().decide(snap, None)) is acts
+
+
 class Checked:
     """Wraps a policy's ``may_act``: whenever it says False, a fresh copy is asked anyway and
     must carry nothing out."""
