@@ -101,6 +101,9 @@ def test_may_act_answers_for_the_running_jobs_of_this_call_not_the_last() -> Non
     assert policy.may_act(Counts(0, queue, [(8, wide)]))  # 8 -> 4 frees the 4 it needs
     assert not policy.may_act(Counts(0, queue, [(8, fixed)]))  # the same size, a range of one
     assert not policy.may_act(Counts(0, [0] * 9, [(8, wide)]))  # nothing pending, nothing free
+    half = MalleableSpec(4, 8, 2)  # 8 -> 4 gives 4 nodes at most: the window is (0, 4]
+    assert policy.may_act(Counts(0, queue, [(8, half)]))  # the 4-node job: exactly at its edge
+    assert not policy.may_act(Counts(0, [0, 0, 0, 0, 0, 1, 0, 0, 0], [(8, half)]))  # a 5-node job: past it
     grows = MalleableSpec(1, 16, 2)
     assert not policy.may_act(Counts(4, [0] * 17, [(8, grows)]))  # 8 -> 16 needs 8, 4 free
     assert policy.may_act(Counts(8, [0] * 17, [(8, grows)]))  # 8 free: it grows
