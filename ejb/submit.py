@@ -5,7 +5,9 @@ line wins) plus EJB's own knobs (``--ejb-min-procs``, ``--ejb-o-max``, ``--ejb-m
 ``#EJB`` line in the script). Before anything is submitted, ``sbatch --test-only`` checks the job:
 what Slurm rejects gets sbatch's own error and nothing is submitted. A job EJB cannot help (too
 small, starts now anyway, not written against ``dmr``) or any job while the EJB manager is not
-running goes to plain sbatch, exactly as typed, with one line saying why: never a lost job.
+running goes to plain sbatch, exactly as typed, with one line saying why: never a lost job. With
+``--ejb-require`` such a job is not submitted at all (exit 1, one line saying why), for scripts that
+want EJB or nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from ejb.live.client import manager_address, request
 from slurm_ext.slurm.parse import parse_test_only
 
 USAGE = """\
-usage: ejb-submit [sbatch options] [--ejb-min-procs N] [--ejb-o-max N] [--ejb-migration S] script [args...]
+usage: ejb-submit [sbatch options] [--ejb-min-procs N] [--ejb-o-max N] [--ejb-migration S] [--ejb-require]
+                  script [args...]
        ejb-submit [sbatch options] --wrap "command"
 
 Submit a job as sbatch would; if it would wait in the queue and is written against dmr (DMR's
@@ -37,6 +40,8 @@ EJB options (also as an `#EJB --min-procs 8 --o-max 4` line in the script):
   --ejb-o-max N         most ranks per CPU in a subjob [default: the manager's, 4]
   --ejb-migration S     seconds a migration costs the job, for EJB's choices [default: the manager's, 10]
   --ejb-manager H:P     the EJB manager [default $EJB_MANAGER or 127.0.0.1:7118]
+  --ejb-require         bundle the job or submit nothing: where EJB would leave the job to sbatch,
+                        exit 1 with the reason instead (nothing is left in the queue)
 Every other option is sbatch's (see `man sbatch`), e.g. -N, -n, --ntasks-per-node, -c, -t, -p, -J,
 -o, -e, -A, -q, -D, --export, --wrap, -d, --parsable.
 """
@@ -49,12 +54,17 @@ FLAGS = {
     "-V", "--version", "--usage",
 }  # fmt: skip
 EJB_OPTIONS = {"--ejb-min-procs": "min_procs", "--ejb-o-max": "o_max", "--ejb-migration": "migration",
-               "--ejb-manager": "manager"}  # fmt: skip
+               "--ejb-manager": "manager", "--ejb-require": "require"}  # fmt: skip
+EJB_FLAGS = {"--ejb-require"}  # EJB options that take no value
 DMR_MARKERS = re.compile(r"\bdmr-run\b|-m\s+dmr\b|\bimport\s+dmr\b|\bfrom\s+dmr\b")
 
 
 class SubmitError(Exception):
     """A user mistake: one line, exit code 2."""
+
+
+class NotBundled(Exception):
+    """``--ejb-require`` and EJB leaves the job to sbatch: nothing submitted, exit 1."""
 
 
 class Unreadable(SubmitError):
@@ -76,6 +86,11 @@ class Request:
     def parsable(self) -> bool:
         return "parsable" in self.options
 
+    @property
+    def required(self) -> bool:
+        """``--ejb-require``: EJB or nothing."""
+        return "require" in self.ejb
+
 
 def _split(words: list[str], stop_at_script: bool) -> tuple[list[tuple[str, str | None]], list[str]]:
     """Options as (name, value) pairs, and what follows them (script and its arguments)."""
@@ -91,7 +106,7 @@ def _split(words: list[str], stop_at_script: bool) -> tuple[list[tuple[str, str 
         if w.startswith("--") and "=" in w:
             name, value = w.split("=", 1)
             opts.append((name, value))
-        elif w in FLAGS:
+        elif w in FLAGS or w in EJB_FLAGS:
             opts.append((w, None))
         elif not w.startswith("--") and len(w) > 2:  # -N4
             opts.append((w[:2], w[2:]))
@@ -128,7 +143,7 @@ def parse(argv: list[str]) -> Request:
     wrap = None
     for name, value in opts:
         if name in EJB_OPTIONS:
-            ejb[EJB_OPTIONS[name]] = str(value)
+            ejb[EJB_OPTIONS[name]] = "yes" if name in EJB_FLAGS else str(value)
     # sbatch gets exactly what was typed, without EJB's words
     kept: list[str] = []
     skip = False
@@ -138,7 +153,7 @@ def parse(argv: list[str]) -> Request:
             continue
         name = w.split("=", 1)[0]
         if name in EJB_OPTIONS:
-            skip = "=" not in w
+            skip = "=" not in w and name not in EJB_FLAGS
             continue
         kept.append(w)
     script = None
@@ -156,11 +171,13 @@ def parse(argv: list[str]) -> Request:
             raise Unreadable(f"unable to open file {script}")
         words, ejb_words = _directives(script)
         directive_opts, _ = _split(words, stop_at_script=False)
-        for name, value in _split(ejb_words, stop_at_script=False)[0]:
-            key = EJB_OPTIONS.get("--ejb-" + name.lstrip("-"))
+        # "#EJB --o-max 4" is "--ejb-o-max 4": read in the long form, which knows the flags
+        long_words = ["--ejb-" + w[2:] if w.startswith("--") else w for w in ejb_words]
+        for name, value in _split(long_words, stop_at_script=False)[0]:
+            key = EJB_OPTIONS.get(name)
             if key is None:
-                raise SubmitError(f"unknown #EJB option {name} in {script}")
-            ejb.setdefault(key, str(value))
+                raise SubmitError(f"unknown #EJB option {name.replace('--ejb-', '--', 1)} in {script}")
+            ejb.setdefault(key, "yes" if name in EJB_FLAGS else str(value))
     for name, value in [*directive_opts, *opts]:  # the command line wins
         long = jobs.long_name(name)
         options[long] = "" if value is None else value
@@ -249,7 +266,6 @@ def bundle(req: Request) -> int:
     if res.returncode != 0:
         return res.returncode
     j0 = int(res.stdout.strip().split(";")[0])
-    print(res.stdout.strip() if req.parsable else f"Submitted batch job {j0}", flush=True)
     try:
         reply = request(manager, {
             "op": "register", "j0": j0, "secret": secret, "options": [[n, v] for n, v in options],
@@ -260,6 +276,10 @@ def bundle(req: Request) -> int:
         why = None if reply.get("ok") else str(reply.get("error"))
     except (OSError, ValueError) as exc:
         why = str(exc)
+    if why is not None and req.required:  # J0 must not run by itself: take it back
+        subprocess.run(["scancel", str(j0)], capture_output=True, check=False)
+        raise NotBundled(f"the EJB manager did not take the job ({why})")
+    print(res.stdout.strip() if req.parsable else f"Submitted batch job {j0}", flush=True)
     if why is not None:
         print(f"ejb-submit: warning: the EJB manager did not take job {j0} ({why}); it runs as a plain job",
               file=sys.stderr)  # fmt: skip
@@ -275,7 +295,7 @@ def _without_ejb_options(argv: list[str]) -> list[str]:
         if skip:
             skip = False
         elif w.split("=", 1)[0] in EJB_OPTIONS:
-            skip = "=" not in w
+            skip = "=" not in w and w not in EJB_FLAGS
         else:
             out.append(w)
     return out
@@ -317,8 +337,14 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         starts_in = None  # an sbatch whose --test-only line we cannot read: decide without it
     why = not_bundled_because(req, starts_in)
-    if why is None:
-        return bundle(req)
+    try:
+        if why is None:
+            return bundle(req)
+        if req.required:
+            raise NotBundled(why.removeprefix("warning: "))
+    except NotBundled as exc:
+        print(f"ejb-submit: error: not submitted (--ejb-require): {exc}", file=sys.stderr)
+        return 1
     res = _sbatch([*req.sbatch_args, *words])
     sys.stdout.write(res.stdout)
     sys.stderr.write(res.stderr)

@@ -181,14 +181,18 @@ def run_once(
     if bg is not None:
         wait_for(lambda: any(j == bg and s == "RUNNING" for j, _, s in queue(env, workdir)), 60, 0.3)
         say(f"background job {bg} holds {shape.background_nodes} nodes for {shape.background_seconds} s")
-    submit = ["sbatch", "--parsable"] if mode == "sbatch" else ["ejb-submit", "--parsable"]
-    out = _run([*submit, "-o", str(workdir / f"{mode}-%j.out"), str(script)], env, workdir)
+    # A run through EJB that EJB would not take shows nothing of EJB: --ejb-require then submits
+    # nothing and says why, and the background job is stopped here.
+    submit = ["sbatch", "--parsable"] if mode == "sbatch" else ["ejb-submit", "--parsable", "--ejb-require"]
+    try:
+        out = _run([*submit, "-o", str(workdir / f"{mode}-%j.out"), str(script)], env, workdir)
+    except RuntimeError as exc:
+        if bg is not None:
+            _run(["scancel", str(bg)], env, workdir)
+        if mode == "ejb" and "--ejb-require" in str(exc):
+            raise NotBundled(f"the job was not bundled: {str(exc).split('(--ejb-require): ')[-1]}") from None
+        raise
     job = int(next(ln for ln in out.splitlines() if ln.strip().isdigit()).strip())
-    if mode == "ejb" and "submitted with plain sbatch" in out:
-        # A run through EJB that EJB did not take shows nothing of EJB: stop it and say why.
-        _run(["scancel", str(job), *([str(bg)] if bg is not None else [])], env, workdir)
-        why = next(ln for ln in out.splitlines() if "ejb-submit:" in ln)
-        raise NotBundled(f"job {job} was not bundled, {why.strip()}")
     say(f"{mode}: job {job} submitted ({shape.nodes} nodes x {shape.ppn} ranks, {shape.steps} steps)")
     if during is not None:
         during(job)

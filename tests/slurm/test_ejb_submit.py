@@ -55,3 +55,21 @@ def test_a_waiting_dmr_job_with_the_manager_down_still_goes_to_sbatch(slurm, job
     jobs.ids.append(job_id)
     assert "warning: the EJB manager at 127.0.0.1:1 is not running" in res.stderr
     assert not slurm.job(job_id).is_running  # queued behind the filler, as sbatch would
+
+def test_with_ejb_require_a_job_ejb_would_not_bundle_is_not_submitted(slurm, jobs, tmp_path, local_cluster):
+    filler = jobs.submit(local_cluster.cfg.nodes, name="filler")
+    jobs.wait_running(filler)
+    path = tmp_path / "dmr.sh"
+    path.write_text("#!/bin/bash\n#SBATCH -o /dev/null\n#EJB --require\ndmr-run -- python -m dmr_apps.fs\n")
+    before = queue(slurm)
+    # the manager down: sbatch would queue the job; EJB or nothing says why and submits nothing
+    res = ejb_submit("-N", "4", "--ntasks-per-node", "2", "--ejb-manager", "127.0.0.1:1", str(path),
+                     env=slurm.cmd.env)  # fmt: skip
+    assert res.returncode == 1 and res.stdout == "", res
+    assert res.stderr == (
+        "ejb-submit: error: not submitted (--ejb-require): the EJB manager at 127.0.0.1:1 is not running\n"
+    )
+    # too small to bundle, the flag on the command line (and --ejb-require takes no value)
+    res = ejb_submit("--parsable", "--ejb-require", "-N", "1", "--wrap", "sleep 30", env=slurm.cmd.env)
+    assert res.returncode == 1 and "1 processor(s), fewer than --ejb-min-procs 8" in res.stderr, res
+    assert queue(slurm) == before

@@ -25,6 +25,15 @@ def test_command_line_beats_directives_and_ejb_words_never_reach_sbatch(tmp_path
     assert req.ejb == {"min_procs": "16", "migration": "60", "o_max": "4"}
 
 
+def test_ejb_require_is_a_flag_on_the_command_line_or_in_the_script(tmp_path):
+    req = parse(["--ejb-require", "-N", "2", "--wrap", "sleep 1"])
+    assert req.required and req.sbatch_args == ["-N", "2", "--wrap", "sleep 1"]
+    path = script(tmp_path, "#!/bin/bash\n#EJB --require --o-max 2\necho hi\n")
+    req = parse(["-N", "2", str(path)])
+    assert req.required and req.ejb == {"require": "yes", "o_max": "2"}
+    assert not parse(["--wrap", "x"]).required
+
+
 def test_wrap_and_short_forms():
     req = parse(["-N4", "-t", "5", "--wrap", "dmr-run -- python app.py"])
     assert req.wrap == "dmr-run -- python app.py" and req.script is None
