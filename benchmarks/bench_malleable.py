@@ -1,7 +1,7 @@
 """Malleable simulations against rigid EASY, and EASY against a bare textbook loop.
 
     nice -n 10 python benchmarks/bench_malleable.py [--jobs 250000] [--policies dmr,sd]
-        [--rounds 3] [--split] [--json]
+        [--rounds 3] [--split] [--floor] [--json]
 
 Trace: the seeded synthetic generator (256 nodes, offered load 0.7, seed 1) with 50 % of the
 jobs made malleable (``MalleableRule(fraction=0.5, seed=0)``, as ``slurm-ext simulate
@@ -18,6 +18,10 @@ what the textbook loop computes, the schedule (no timeline, no result object): l
 shown beside the target row, not instead of it. ``--split`` also times each policy's ``decide``
 calls (a timer around every call, so those runs are slightly slower) and prints the rest, the
 simulator's own work for that run (events, snapshots, carrying out decisions), against EASY.
+``--floor`` adds a row per policy for the engine alone: the policy's answers are recorded in
+a first run, then a second, timed run gets the same answers from a policy that computes nothing
+and builds no snapshot (the schedules are checked to be the same). What a policy costs beyond
+that row is its calls: snapshots, working copies and ``decide``.
 ``--rounds R`` runs the whole sequence R times and keeps each row's fastest run (and highest
 peak), so that the rows compared ran interleaved: a shared machine's speed drifts by more than
 the differences measured (a fixed 10M-iteration loop took 1.06-1.61 s, five runs in a row at
@@ -54,7 +58,48 @@ else:
     wl = generate(SyntheticConfig(jobs=int(trace), nodes=256, seed=1, load=0.7))
     wl = MalleableRule(fraction=0.5, seed=0).apply(wl)
 from slurm_ext.sim import Simulator
-repeat, split = int(sys.argv[5]), sys.argv[6] == "split"
+
+
+def schedule(sim):
+    return list(sim.table.start_t), list(sim.table.end_t), list(sim.table.size)
+
+
+def replay_floor(wl, r, sim):
+    # The engine alone: record the policy's answers in a first (untimed) run, then return a
+    # simulator that gets the same answers from a policy that computes nothing and builds no
+    # snapshot (a call that decided nothing is answered by may_act, as a skipped call).
+    from collections import deque
+    from slurm_ext.decisions import NoAction
+    from slurm_ext.policies.base import Policy
+    said = deque()  # ("may", bool) and ("decide", decisions), in call order
+    may_act, decide = r.policy.may_act, r.policy.decide
+    r.policy.may_act = lambda state: said.append(("may", may_act(state))) or said[-1][1]
+    r.policy.decide = lambda snap, asking=None: said.append(("decide", decide(snap, asking))) or said[-1][1]
+    sim.run()
+
+    class Replay(Policy):
+        name = r.policy.name
+        schedules_jobs = r.policy.schedules_jobs
+
+        def may_act(self, state):
+            kind, yes = said.popleft()
+            assert kind == "may"
+            if yes and all(isinstance(d, NoAction) for d in said[0][1]):
+                said.popleft()  # changes nothing: skip it, as may_act would
+                return False
+            return yes
+
+        def decide(self, snap, asking=None):
+            kind, decisions = said.popleft()
+            assert kind == "decide"
+            return decisions
+
+    class NoSnapshot(Simulator):
+        def snapshot(self):
+            return None
+
+    return schedule(sim), NoSnapshot(wl, r.scheduler, Replay())
+repeat, split, floor = int(sys.argv[5]), sys.argv[6] == "split", sys.argv[6] == "floor"
 best, extra = float("inf"), {}
 for _ in range(repeat):  # the fastest of a few runs: the machine is shared
     if policy == "reference":
@@ -82,9 +127,14 @@ for _ in range(repeat):  # the fastest of a few runs: the machine is shared
                 finally:
                     spent[0] += clock() - t
             r.policy.decide = timed
+        sim = Simulator(wl, r.scheduler, r.policy)
+        if floor and r.policy is not None:
+            want, sim = replay_floor(wl, r, sim)
         t0 = time.perf_counter()
-        res = Simulator(wl, r.scheduler, r.policy).run()
+        res = sim.run()
         t1 = time.perf_counter()
+        if floor and r.policy is not None and schedule(sim) != want:
+            raise SystemExit("the replay's schedule differs from the policy's")
         run = {"resizes": int(res.resizes.sum()), "finished": int(res.finished.sum())}
         if split and r.policy is not None:
             run["decide"] = spent[0]
@@ -118,6 +168,7 @@ def main() -> int:
     ap.add_argument("--no-kth", action="store_true", help="skip the KTH-SP2 EASY-vs-reference rows")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
     ap.add_argument("--split", action="store_true", help="also time each policy's decide calls")
+    ap.add_argument("--floor", action="store_true", help="also time the engine alone, same decisions")
     ap.add_argument("--rounds", type=int, default=1, help="run every row this many times, interleaved")
     args = ap.parse_args()
     if args.jobs < 1 or args.repeat < 1 or args.rounds < 1:
@@ -134,6 +185,9 @@ def main() -> int:
     syn = f"synthetic-{args.jobs}"
     runs += [(syn, p, [str(args.jobs), p, "-", bench, rep, split]) for p in ("reference", "easy-sched")]
     runs += [(syn, p, [str(args.jobs), p, "-", bench, rep if p == "easy" else "1", split]) for p in policies]
+    if args.floor:
+        floor = [p for p in policies if p != "easy"]
+        runs += [(syn, f"{p} floor", [str(args.jobs), p, "-", bench, "1", "floor"]) for p in floor]
 
     # Rounds run every child once more, in the same order, and keep each row's fastest run: the
     # rows compared then ran interleaved, under the same drift of a shared machine's speed.
@@ -150,7 +204,7 @@ def main() -> int:
                 best[key] = info
     rows: list[dict[str, object]] = []
     if not args.json:
-        head = f"{'trace':<18} {'policy':<10} {'jobs':>7} {'sim[s]':>8} {'ratio':>12}"
+        head = f"{'trace':<18} {'policy':<14} {'jobs':>7} {'sim[s]':>8} {'ratio':>12}"
         print(f"{head} {'peak[MiB]':>9} {'load':>5}")
     for trace, policy, _ in runs:
         info = {**best[(trace, policy)], "peak_mib": peak[(trace, policy)]}
@@ -161,6 +215,8 @@ def main() -> int:
         if policy in ("easy", "easy-sched") and ref is not None:
             row.update(ratio=info["sim"] / float(ref["sim"]), ratio_to="reference")  # type: ignore[arg-type]
             limit = EASY_X_REFERENCE if policy == "easy" else None  # easy-sched: like with like, no target
+        elif policy.endswith(" floor") and base is not None:  # no target: what the engine alone costs
+            row.update(ratio=info["sim"] / float(base["sim"]), ratio_to="easy")  # type: ignore[arg-type]
         elif policy not in ("easy", "reference", "easy-sched") and base is not None:
             row.update(ratio=info["sim"] / float(base["sim"]), ratio_to="easy")  # type: ignore[arg-type]
             limit = POLICY_X_EASY
@@ -175,7 +231,7 @@ def main() -> int:
             if "rest_ratio" in row:
                 mark += f"  (decide {info['decide']:.2f} s, rest {row['rest_ratio']:.2f}x easy)"
             print(
-                f"{trace:<18} {policy:<10} {info['jobs']:>7} {info['sim']:>8.2f} {ratio:>12} "
+                f"{trace:<18} {policy:<14} {info['jobs']:>7} {info['sim']:>8.2f} {ratio:>12} "
                 f"{info['peak_mib']:>9.0f} {info['load']:>5.2f}{mark}",
                 flush=True,
             )
