@@ -99,6 +99,8 @@ def replay_floor(wl, r, sim):
             return None
 
     return schedule(sim), NoSnapshot(wl, r.scheduler, Replay())
+
+
 repeat, split, floor = int(sys.argv[5]), sys.argv[6] == "split", sys.argv[6] == "floor"
 best, extra = float("inf"), {}
 for _ in range(repeat):  # the fastest of a few runs: the machine is shared

@@ -12,6 +12,7 @@ want EJB or nothing.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -277,6 +278,9 @@ def bundle(req: Request) -> int:
     except (OSError, ValueError) as exc:
         why = str(exc)
     if why is not None and req.required:  # J0 must not run by itself: take it back
+        # a registration that timed out here may have been taken there: undo it there too
+        with contextlib.suppress(OSError, ValueError):
+            request(manager, {"op": "cancel", "eid": j0})
         subprocess.run(["scancel", str(j0)], capture_output=True, check=False)
         raise NotBundled(f"the EJB manager did not take the job ({why})")
     print(res.stdout.strip() if req.parsable else f"Submitted batch job {j0}", flush=True)

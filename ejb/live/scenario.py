@@ -189,8 +189,8 @@ def run_once(
     except RuntimeError as exc:
         if bg is not None:
             _run(["scancel", str(bg)], env, workdir)
-        if mode == "ejb" and "--ejb-require" in str(exc):
-            raise NotBundled(f"the job was not bundled: {str(exc).split('(--ejb-require): ')[-1]}") from None
+        if mode == "ejb":  # ejb-submit --ejb-require submitted nothing, and said why
+            raise NotBundled(f"EJB did not take the job, nothing was submitted ({exc})") from None
         raise
     job = int(next(ln for ln in out.splitlines() if ln.strip().isdigit()).strip())
     say(f"{mode}: job {job} submitted ({shape.nodes} nodes x {shape.ppn} ranks, {shape.steps} steps)")

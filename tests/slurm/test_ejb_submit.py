@@ -56,6 +56,7 @@ def test_a_waiting_dmr_job_with_the_manager_down_still_goes_to_sbatch(slurm, job
     assert "warning: the EJB manager at 127.0.0.1:1 is not running" in res.stderr
     assert not slurm.job(job_id).is_running  # queued behind the filler, as sbatch would
 
+
 def test_with_ejb_require_a_job_ejb_would_not_bundle_is_not_submitted(slurm, jobs, tmp_path, local_cluster):
     filler = jobs.submit(local_cluster.cfg.nodes, name="filler")
     jobs.wait_running(filler)
