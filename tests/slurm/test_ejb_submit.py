@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import re
+import socket
 import subprocess
+import threading
 
 import pytest
+
+from slurm_ext.errors import JobNotFound
 
 pytestmark = pytest.mark.slurm
 
@@ -74,3 +79,45 @@ def test_with_ejb_require_a_job_ejb_would_not_bundle_is_not_submitted(slurm, job
     res = ejb_submit("--parsable", "--ejb-require", "-N", "1", "--wrap", "sleep 30", env=slurm.cmd.env)
     assert res.returncode == 1 and "1 processor(s), fewer than --ejb-min-procs 8" in res.stderr, res
     assert queue(slurm) == before
+
+
+class RefusingManager:
+    """Answers ping as a running EJB manager does, refuses every registration, records cancels."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.address = f"127.0.0.1:{self.server.getsockname()[1]}"
+        self.cancelled: list[int] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            with conn:
+                msg = json.loads(conn.makefile("rb").readline())
+                if msg["op"] == "cancel":
+                    self.cancelled.append(msg["eid"])
+                reply = {"ok": False, "error": "no room"} if msg["op"] == "register" else {"ok": True}
+                conn.sendall((json.dumps(reply) + "\n").encode())
+
+
+def test_with_ejb_require_a_job_the_manager_refuses_is_taken_back(slurm, jobs, tmp_path, local_cluster):
+    filler = jobs.submit(local_cluster.cfg.nodes, name="filler")
+    jobs.wait_running(filler)
+    path = tmp_path / "dmr.sh"
+    path.write_text("#!/bin/bash\n#SBATCH -o /dev/null\ndmr-run -- python -m dmr_apps.fs\n")
+    manager = RefusingManager()
+    try:
+        args = ["-N", "4", "--ntasks-per-node", "2", "--ejb-require", "--ejb-manager", manager.address]
+        res = ejb_submit(*args, str(path), env=slurm.cmd.env)
+    finally:
+        manager.server.close()
+    assert res.returncode == 1 and res.stdout == "", res
+    assert "not submitted (--ejb-require): the EJB manager did not take the job (no room)" in res.stderr
+    # J0 was in the queue for a moment: cancelled in Slurm, and at the manager in case it took it
+    assert len(manager.cancelled) == 1
+    with pytest.raises(JobNotFound):  # neither pending nor running
+        slurm.job(manager.cancelled[0])
