@@ -184,14 +184,16 @@ def run_once(
     # A run through EJB that EJB would not take shows nothing of EJB: --ejb-require then submits
     # nothing and says why, and the background job is stopped here.
     submit = ["sbatch", "--parsable"] if mode == "sbatch" else ["ejb-submit", "--parsable", "--ejb-require"]
-    try:
-        out = _run([*submit, "-o", str(workdir / f"{mode}-%j.out"), str(script)], env, workdir)
-    except RuntimeError as exc:
+    argv = [*submit, "-o", str(workdir / f"{mode}-%j.out"), str(script)]
+    res = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=workdir, check=False, timeout=120)
+    if res.returncode != 0:
         if bg is not None:
             _run(["scancel", str(bg)], env, workdir)
+        said = res.stderr.strip().splitlines()[-1:] or [f"exit code {res.returncode}"]
         if mode == "ejb":  # ejb-submit --ejb-require submitted nothing, and said why
-            raise NotBundled(f"EJB did not take the job, nothing was submitted ({exc})") from None
-        raise
+            raise NotBundled(f"EJB did not take the job, so nothing was submitted ({said[0]})")
+        raise RuntimeError(f"sbatch: {said[0]}")
+    out = res.stdout + res.stderr
     job = int(next(ln for ln in out.splitlines() if ln.strip().isdigit()).strip())
     say(f"{mode}: job {job} submitted ({shape.nodes} nodes x {shape.ppn} ranks, {shape.steps} steps)")
     if during is not None:

@@ -130,7 +130,8 @@ def test_a_scenario_run_that_ejb_would_not_bundle_submits_nothing_and_says_why(c
     # (before: an IndexError once the job ended).
     env = scenario.env_for(conf)
     before = scenario.queue(env, tmp_path)
-    with pytest.raises(scenario.NotBundled, match="nothing was submitted .*it starts now anyway"):
+    said = r"nothing was submitted \(ejb-submit: .*it starts now anyway"
+    with pytest.raises(scenario.NotBundled, match=said):
         scenario.run_once("ejb", scenario.WIDE, tmp_path, conf, "127.0.0.1:9", with_background=False)
     assert scenario.queue(env, tmp_path) == before
 
