@@ -136,6 +136,10 @@ def _directives(script: Path) -> tuple[list[str], list[str]]:
     return sbatch, ejb
 
 
+def _ejb_value(name: str, value: str | None) -> str:
+    return "yes" if name in EJB_FLAGS else str(value)
+
+
 def parse(argv: list[str]) -> Request:
     opts, rest = _split(argv, stop_at_script=True)
     sbatch_args = argv[: len(argv) - len(rest)]
@@ -144,19 +148,8 @@ def parse(argv: list[str]) -> Request:
     wrap = None
     for name, value in opts:
         if name in EJB_OPTIONS:
-            ejb[EJB_OPTIONS[name]] = "yes" if name in EJB_FLAGS else str(value)
-    # sbatch gets exactly what was typed, without EJB's words
-    kept: list[str] = []
-    skip = False
-    for w in sbatch_args:
-        if skip:
-            skip = False
-            continue
-        name = w.split("=", 1)[0]
-        if name in EJB_OPTIONS:
-            skip = "=" not in w and name not in EJB_FLAGS
-            continue
-        kept.append(w)
+            ejb[EJB_OPTIONS[name]] = _ejb_value(name, value)
+    kept = _without_ejb_options(sbatch_args)  # sbatch gets exactly what was typed, without EJB's words
     script = None
     script_args: list[str] = []
     directive_opts: list[tuple[str, str | None]] = []
@@ -178,7 +171,7 @@ def parse(argv: list[str]) -> Request:
             key = EJB_OPTIONS.get(name)
             if key is None:
                 raise SubmitError(f"unknown #EJB option {name.replace('--ejb-', '--', 1)} in {script}")
-            ejb.setdefault(key, "yes" if name in EJB_FLAGS else str(value))
+            ejb.setdefault(key, _ejb_value(name, value))
     for name, value in [*directive_opts, *opts]:  # the command line wins
         long = jobs.long_name(name)
         options[long] = "" if value is None else value
