@@ -23,7 +23,8 @@ class SnapshotCache:
         self.interval = interval
         self._lock = threading.Lock()
         self._snap: Snapshot | None = None
-        self._taken = 0.0
+        self._taken = 0.0  # when the cached snapshot was finished (its age)
+        self._began = 0.0  # when its reading began: what it can have seen
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -42,13 +43,19 @@ class SnapshotCache:
         return snap if snap is not None and time.monotonic() - self._taken <= limit else None
 
     def fresh(self) -> Snapshot:
-        """A snapshot taken now (callers arriving during a refresh get that one)."""
+        """A snapshot whose reading began after this call: it sees everything done before it.
+
+        Callers that queued behind one refresh share the next one. A refresh already under way
+        when the call came may have read the queue before the caller's own ``sbatch``, so it
+        does not count.
+        """
         asked = time.monotonic()
         with self._lock:
-            if self._snap is not None and self._taken >= asked:
+            if self._snap is not None and self._began > asked:
                 return self._snap
+            began = time.monotonic()
             snap = self.backend.snapshot()
-            self._snap, self._taken = snap, time.monotonic()
+            self._snap, self._taken, self._began = snap, time.monotonic(), began
             return snap
 
     def start(self) -> None:
