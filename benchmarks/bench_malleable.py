@@ -33,11 +33,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
+
+import child
 
 ROOT = Path(__file__).resolve().parent.parent
 KTH = ROOT.parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
@@ -45,120 +44,10 @@ POLICY_X_EASY = 4.0
 PEAK_MIB = 500.0
 EASY_X_REFERENCE = 1.5
 
-CHILD = r"""
-import json, sys, time
-from pathlib import Path
-trace, policy = sys.argv[1], sys.argv[2]
-if trace == "kth":
-    from slurm_ext.workloads import load_workload
-    wl = load_workload(sys.argv[3])
-else:
-    from slurm_ext.workloads.model import MalleableRule
-    from slurm_ext.workloads.synthetic import SyntheticConfig, generate
-    wl = generate(SyntheticConfig(jobs=int(trace), nodes=256, seed=1, load=0.7))
-    wl = MalleableRule(fraction=0.5, seed=0).apply(wl)
-from slurm_ext.sim import Simulator
-
-
-def schedule(sim):
-    return list(sim.table.start_t), list(sim.table.end_t), list(sim.table.size)
-
-
-def replay_floor(wl, r, sim):
-    # The engine alone: record the policy's answers in a first (untimed) run, then return a
-    # simulator that gets the same answers from a policy that computes nothing and builds no
-    # snapshot (a call that decided nothing is answered by may_act, as a skipped call).
-    from collections import deque
-    from slurm_ext.decisions import NoAction
-    from slurm_ext.policies.base import Policy
-    said = deque()  # ("may", bool) and ("decide", decisions), in call order
-    may_act, decide = r.policy.may_act, r.policy.decide
-    r.policy.may_act = lambda state: said.append(("may", may_act(state))) or said[-1][1]
-    r.policy.decide = lambda snap, asking=None: said.append(("decide", decide(snap, asking))) or said[-1][1]
-    sim.run()
-
-    class Replay(Policy):
-        name = r.policy.name
-        schedules_jobs = r.policy.schedules_jobs
-
-        def may_act(self, state):
-            kind, yes = said.popleft()
-            assert kind == "may"
-            if yes and all(isinstance(d, NoAction) for d in said[0][1]):
-                said.popleft()  # changes nothing: skip it, as may_act would
-                return False
-            return yes
-
-        def decide(self, snap, asking=None):
-            kind, decisions = said.popleft()
-            assert kind == "decide"
-            return decisions
-
-    class NoSnapshot(Simulator):
-        def snapshot(self):
-            return None
-
-    return schedule(sim), NoSnapshot(wl, r.scheduler, Replay())
-
-
-repeat, split, floor = int(sys.argv[5]), sys.argv[6] == "split", sys.argv[6] == "floor"
-best, extra = float("inf"), {}
-for _ in range(repeat):  # the fastest of a few runs: the machine is shared
-    if policy == "reference":
-        sys.path.insert(0, sys.argv[4])
-        from easy_reference import easy_starts
-        t0 = time.perf_counter()
-        easy_starts(wl)
-        t1 = time.perf_counter()
-        run = {}
-    elif policy == "easy-sched":  # the schedule only, what the reference computes
-        t0 = time.perf_counter()
-        sim = Simulator(wl, "easy", record_timeline=False)
-        sim.advance()
-        t1 = time.perf_counter()
-        run = {"finished": sum(1 for e in sim.table.end_t if e >= 0)}
-    else:
-        from slurm_ext.sim.registry import resolve
-        r = resolve(policy)
-        spent = [0.0]
-        if split and r.policy is not None:
-            def timed(snap, asking=None, decide=r.policy.decide, clock=time.perf_counter, spent=spent):
-                t = clock()
-                try:
-                    return decide(snap, asking)
-                finally:
-                    spent[0] += clock() - t
-            r.policy.decide = timed
-        sim = Simulator(wl, r.scheduler, r.policy)
-        if floor and r.policy is not None:
-            want, sim = replay_floor(wl, r, sim)
-        t0 = time.perf_counter()
-        res = sim.run()
-        t1 = time.perf_counter()
-        if floor and r.policy is not None and schedule(sim) != want:
-            raise SystemExit("the replay's schedule differs from the policy's")
-        run = {"resizes": int(res.resizes.sum()), "finished": int(res.finished.sum())}
-        if split and r.policy is not None:
-            run["decide"] = spent[0]
-    took = t1 - t0  # the counts above are not timed
-    if took < best:
-        best, extra = took, run
-print(json.dumps({"jobs": len(wl.jobs), "sim": best, "repeat": repeat, **extra}))
-"""
-
 
 def run_child(args: list[str]) -> dict[str, float]:
-    with tempfile.TemporaryFile() as out:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-c", CHILD, *args], stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        out.seek(0)
-        text = out.read().decode(errors="replace")
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"benchmark child failed:\n{text}")
-    info = json.loads(text.strip().splitlines()[-1])
-    info.update(wall=wall, peak_mib=usage.ru_maxrss / 1024.0, load=os.getloadavg()[0])
+    info, wall, peak = child.run_child("malleable_child.py", args)
+    info.update(wall=wall, peak_mib=peak, load=os.getloadavg()[0])
     return info
 
 

@@ -14,60 +14,17 @@ same process with a 1,000-job trace.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
-import sys
-import tempfile
-import time
 from pathlib import Path
+
+import child
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACES = ROOT.parent / "shared" / "traces"
 REAL = ["KTH-SP2-1996-2.1-cln.swf.gz", "NASA-iPSC-1993-3.1-cln.swf.gz", "lublin_256.swf.gz"]
 
-CHILD = r"""
-import json, sys, time
-t0 = time.perf_counter()
-from slurm_ext.sim import Simulator
-from slurm_ext.sim.invariants import capacity_violations
-kind, n, nodes, sched = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-if kind == "synthetic":
-    from slurm_ext.workloads.synthetic import SyntheticConfig, generate
-    wl = generate(SyntheticConfig(jobs=n, nodes=nodes, seed=1, load=0.7))
-else:
-    from slurm_ext.workloads import load_swf
-    from slurm_ext.workloads.model import Workload
-    parts = [load_swf(p) for p in sys.argv[5:]]
-    nodes = max(p.nodes for p in parts)
-    jobs, shift, jid = [], 0.0, 0
-    while len(jobs) < n:  # traces end to end, job ids renumbered
-        for p in parts:
-            base = p.jobs[0].submit
-            for j in p.jobs:
-                jid += 1
-                jobs.append(j._replace(job_id=jid, submit=j.submit - base + shift))
-            shift = jobs[-1].submit + 3600.0
-    wl = Workload(jobs[:n], nodes, "concat")
-t1 = time.perf_counter()
-r = Simulator(wl, sched).run()
-t2 = time.perf_counter()
-print(json.dumps({"jobs": len(wl.jobs), "nodes": wl.nodes, "build": t1 - t0, "sim": t2 - t1,
-                  "over": int(len(capacity_violations(r))), "finished": int(r.finished.sum())}))
-"""
-
 
 def run_child(args: list[str]) -> tuple[dict[str, float], float, float]:
-    with tempfile.TemporaryFile() as out:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-c", CHILD, *args], stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        out.seek(0)
-        text = out.read().decode(errors="replace")
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"benchmark child failed:\n{text}")
-    return json.loads(text.strip().splitlines()[-1]), wall, usage.ru_maxrss / 1024.0
+    return child.run_child("sim_child.py", args)
 
 
 def main() -> None:

@@ -1,0 +1,153 @@
+"""``bench_malleable.py``'s child: one timed run of one row; prints one JSON line.
+
+    python benchmarks/malleable_child.py kth|JOBS POLICY SWF|- BENCH_DIR REPEAT -|split|floor
+
+POLICY is ``reference`` (the textbook loop), ``easy-sched`` (EASY's schedule only) or a
+``--policy`` name. ``split`` times the policy's ``decide`` calls apart; ``floor`` times the
+engine alone (see :func:`replay_floor`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+from slurm_ext.decisions import Decision, NoAction
+from slurm_ext.model import Snapshot
+from slurm_ext.policies.base import Policy, QueueCounts
+from slurm_ext.sim import Simulator
+from slurm_ext.sim.registry import Resolved, resolve
+from slurm_ext.workloads.model import Workload
+
+Schedule = tuple[list[float], list[float], list[int]]
+
+
+def workload(trace: str, swf: str) -> Workload:
+    if trace == "kth":
+        from slurm_ext.workloads import load_workload
+
+        return load_workload(swf)
+    from slurm_ext.workloads.model import MalleableRule
+    from slurm_ext.workloads.synthetic import SyntheticConfig, generate
+
+    wl = generate(SyntheticConfig(jobs=int(trace), nodes=256, seed=1, load=0.7))
+    return MalleableRule(fraction=0.5, seed=0).apply(wl)
+
+
+def schedule(sim: Simulator) -> Schedule:
+    return list(sim.table.start_t), list(sim.table.end_t), list(sim.table.size)
+
+
+class Replay(Policy):
+    """Gives back recorded answers, in call order, computing nothing. A recorded call whose
+    decisions changed nothing is answered by ``may_act`` instead, as a skipped call."""
+
+    def __init__(self, of: Policy, said: deque[tuple[str, Any]]) -> None:
+        self.name = of.name  # type: ignore[misc]
+        self.schedules_jobs = of.schedules_jobs  # type: ignore[misc]
+        self.said = said
+
+    def may_act(self, state: QueueCounts) -> bool:
+        kind, yes = self.said.popleft()
+        assert kind == "may"
+        if yes and all(isinstance(d, NoAction) for d in self.said[0][1]):
+            self.said.popleft()  # changes nothing: skip it, as may_act would
+            return False
+        return bool(yes)
+
+    def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
+        kind, decisions = self.said.popleft()
+        assert kind == "decide"
+        return decisions  # type: ignore[no-any-return]
+
+
+class NoSnapshot(Simulator):
+    """The simulator without its snapshots: the replayed policy does not read them."""
+
+    def snapshot(self) -> Snapshot:
+        return None  # type: ignore[return-value]
+
+
+def replay_floor(wl: Workload, r: Resolved, sim: Simulator) -> tuple[Schedule, Simulator]:
+    """The engine alone: record the policy's answers in a first (untimed) run of ``sim``; return
+    its schedule and a simulator that gets the same answers from a :class:`Replay`."""
+    policy = r.policy
+    assert policy is not None
+    said: deque[tuple[str, Any]] = deque()  # ("may", bool) and ("decide", decisions), in call order
+    may_act, decide = policy.may_act, policy.decide
+
+    def recorded_may_act(state: QueueCounts) -> bool:
+        said.append(("may", may_act(state)))
+        return bool(said[-1][1])
+
+    def recorded_decide(snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
+        decisions = decide(snap, asking)
+        said.append(("decide", decisions))
+        return decisions
+
+    policy.may_act = recorded_may_act  # type: ignore[method-assign]
+    policy.decide = recorded_decide  # type: ignore[method-assign]
+    sim.run()
+    return schedule(sim), NoSnapshot(wl, r.scheduler, Replay(policy, said))
+
+
+def one_run(wl: Workload, policy: str, bench_dir: str, mode: str) -> tuple[float, dict[str, Any]]:
+    """Seconds of one run (building the simulator and running it) and what it counted, untimed."""
+    if policy == "reference":
+        sys.path.insert(0, bench_dir)
+        from easy_reference import easy_starts
+
+        t0 = time.perf_counter()
+        easy_starts(wl)
+        return time.perf_counter() - t0, {}
+    if policy == "easy-sched":  # the schedule only, what the reference computes
+        t0 = time.perf_counter()
+        sim = Simulator(wl, "easy", record_timeline=False)
+        sim.advance()
+        took = time.perf_counter() - t0
+        return took, {"finished": sum(1 for e in sim.table.end_t if e >= 0)}
+    r = resolve(policy)
+    spent = [0.0]
+    if mode == "split" and r.policy is not None:
+        decide, clock = r.policy.decide, time.perf_counter
+
+        def timed(snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
+            t = clock()
+            try:
+                return decide(snap, asking)
+            finally:
+                spent[0] += clock() - t
+
+        r.policy.decide = timed  # type: ignore[method-assign]
+    sim = Simulator(wl, r.scheduler, r.policy)
+    want = None
+    if mode == "floor" and r.policy is not None:
+        want, sim = replay_floor(wl, r, sim)
+    t0 = time.perf_counter()
+    res = sim.run()
+    took = time.perf_counter() - t0
+    if want is not None and schedule(sim) != want:
+        raise SystemExit("the replay's schedule differs from the policy's")
+    run: dict[str, Any] = {"resizes": int(res.resizes.sum()), "finished": int(res.finished.sum())}
+    if mode == "split" and r.policy is not None:
+        run["decide"] = spent[0]
+    return took, run
+
+
+def main() -> None:
+    trace, policy, swf, bench_dir, repeat, mode = sys.argv[1:7]
+    wl = workload(trace, swf)
+    best, extra = float("inf"), {}
+    for _ in range(int(repeat)):  # the fastest of a few runs: the machine is shared
+        took, run = one_run(wl, policy, bench_dir, mode)
+        if took < best:
+            best, extra = took, run
+    print(json.dumps({"jobs": len(wl.jobs), "sim": best, "repeat": int(repeat), **extra}))
+
+
+if __name__ == "__main__":
+    main()
