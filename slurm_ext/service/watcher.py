@@ -2,7 +2,7 @@
 
 A "no action" answer comes from the cached snapshot (sub-millisecond); before acting,
 the controller asks for a fresh one (:meth:`SnapshotCache.fresh`), so actions never
-rest on stale data. One reader at a time: concurrent callers share the same refresh.
+rest on stale data. One reader at a time: callers waiting behind a refresh share the next one.
 """
 
 from __future__ import annotations
