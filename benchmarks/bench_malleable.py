@@ -67,18 +67,17 @@ def main() -> int:
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     if "easy" not in policies:
         policies.insert(0, "easy")
-    bench = str(Path(__file__).resolve().parent)
     rep = str(args.repeat)
     split = "split" if args.split else "-"
     runs: list[tuple[str, str, list[str]]] = []
     if KTH.is_file() and not args.no_kth:
-        runs += [("KTH-SP2", p, ["kth", p, str(KTH), bench, rep, split]) for p in ("reference", "easy")]
+        runs += [("KTH-SP2", p, ["kth", p, str(KTH), rep, split]) for p in ("reference", "easy")]
     syn = f"synthetic-{args.jobs}"
-    runs += [(syn, p, [str(args.jobs), p, "-", bench, rep, split]) for p in ("reference", "easy-sched")]
-    runs += [(syn, p, [str(args.jobs), p, "-", bench, rep if p == "easy" else "1", split]) for p in policies]
+    runs += [(syn, p, [str(args.jobs), p, "-", rep, split]) for p in ("reference", "easy-sched")]
+    runs += [(syn, p, [str(args.jobs), p, "-", rep if p == "easy" else "1", split]) for p in policies]
     if args.floor:
         floor = [p for p in policies if p != "easy"]
-        runs += [(syn, f"{p} floor", [str(args.jobs), p, "-", bench, "1", "floor"]) for p in floor]
+        runs += [(syn, f"{p} floor", [str(args.jobs), p, "-", "1", "floor"]) for p in floor]
 
     # Rounds run every child once more, in the same order, and keep each row's fastest run: the
     # rows compared then ran interleaved, under the same drift of a shared machine's speed.

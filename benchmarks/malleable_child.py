@@ -1,6 +1,6 @@
 """``bench_malleable.py``'s child: one timed run of one row; prints one JSON line.
 
-    python benchmarks/malleable_child.py kth|JOBS POLICY SWF|- BENCH_DIR REPEAT -|split|floor
+    python benchmarks/malleable_child.py kth|JOBS POLICY SWF|- REPEAT -|split|floor
 
 POLICY is ``reference`` (the textbook loop), ``easy-sched`` (EASY's schedule only) or a
 ``--policy`` name. ``split`` times the policy's ``decide`` calls apart; ``floor`` times the
@@ -95,11 +95,10 @@ def replay_floor(wl: Workload, r: Resolved, sim: Simulator) -> tuple[Schedule, S
     return schedule(sim), NoSnapshot(wl, r.scheduler, Replay(policy, said))
 
 
-def one_run(wl: Workload, policy: str, bench_dir: str, mode: str) -> tuple[float, dict[str, Any]]:
+def one_run(wl: Workload, policy: str, mode: str) -> tuple[float, dict[str, Any]]:
     """Seconds of one run (building the simulator and running it) and what it counted, untimed."""
     if policy == "reference":
-        sys.path.insert(0, bench_dir)
-        from easy_reference import easy_starts
+        from easy_reference import easy_starts  # beside this script, so on sys.path
 
         t0 = time.perf_counter()
         easy_starts(wl)
@@ -139,11 +138,11 @@ def one_run(wl: Workload, policy: str, bench_dir: str, mode: str) -> tuple[float
 
 
 def main() -> None:
-    trace, policy, swf, bench_dir, repeat, mode = sys.argv[1:7]
+    trace, policy, swf, repeat, mode = sys.argv[1:6]
     wl = workload(trace, swf)
     best, extra = float("inf"), {}
     for _ in range(int(repeat)):  # the fastest of a few runs: the machine is shared
-        took, run = one_run(wl, policy, bench_dir, mode)
+        took, run = one_run(wl, policy, mode)
         if took < best:
             best, extra = took, run
     print(json.dumps({"jobs": len(wl.jobs), "sim": best, "repeat": int(repeat), **extra}))

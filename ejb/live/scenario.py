@@ -90,8 +90,12 @@ def env_for(conf: Path | None) -> dict[str, str]:
     return env
 
 
+def _call(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, check=False, timeout=120)
+
+
 def _run(argv: list[str], env: dict[str, str], cwd: Path) -> str:
-    res = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, check=False, timeout=120)
+    res = _call(argv, env, cwd)
     if res.returncode != 0:
         raise RuntimeError(f"{' '.join(argv[:3])}...: {res.stderr.strip() or res.stdout.strip()}")
     return res.stdout + res.stderr
@@ -185,7 +189,7 @@ def run_once(
     # nothing and says why, and the background job is stopped here.
     submit = ["sbatch", "--parsable"] if mode == "sbatch" else ["ejb-submit", "--parsable", "--ejb-require"]
     argv = [*submit, "-o", str(workdir / f"{mode}-%j.out"), str(script)]
-    res = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=workdir, check=False, timeout=120)
+    res = _call(argv, env, workdir)  # not _run: on failure the scenario says ejb-submit's own line
     if res.returncode != 0:
         if bg is not None:
             _run(["scancel", str(bg)], env, workdir)
