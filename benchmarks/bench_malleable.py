@@ -1,7 +1,7 @@
 """Malleable simulations against rigid EASY, and EASY against a bare textbook loop.
 
     nice -n 10 python benchmarks/bench_malleable.py [--jobs 250000] [--policies dmr,sd]
-        [--rounds 3] [--split] [--floor] [--json]
+        [--rounds 3] [--split] [--floor] [--instructions] [--json]
 
 Trace: the seeded synthetic generator (256 nodes, offered load 0.7, seed 1) with 50 % of the
 jobs made malleable (``MalleableRule(fraction=0.5, seed=0)``, as ``slurm-ext simulate
@@ -26,6 +26,11 @@ that row is its calls: snapshots, working copies and ``decide``.
 peak), so that the rows compared ran interleaved: a shared machine's speed drifts by more than
 the differences measured (a fixed 10M-iteration loop took 1.06-1.61 s, five runs in a row at
 load 0.2, on 2026-11-27).
+``--instructions`` counts, instead of seconds, the instructions each run executes under
+valgrind's callgrind, less those of a run that only loads the trace: the same count for the same
+code whatever else the machine is doing (seconds drift by tens of percent on a shared machine),
+so a change's effect and the ratios can be read from one run. About 50x slower: use a small
+``--jobs`` (20000: about a minute for EASY, several for a policy). Peak RSS is not measured then.
 """
 
 from __future__ import annotations
@@ -51,6 +56,18 @@ def run_child(args: list[str]) -> dict[str, float]:
     return info
 
 
+def count_child(args: list[str], loading: dict[str, int]) -> dict[str, float]:
+    """A run's instructions beyond those of a run that only loads its trace (counted once per
+    trace, kept in ``loading``), in millions, as ``sim``."""
+    trace, _, *rest = args
+    if trace not in loading:
+        loading[trace] = child.count_child("malleable_child.py", [trace, "load", *rest])[1]
+    info, count = child.count_child("malleable_child.py", args)
+    spent = count - loading[trace]
+    info.update(sim=spent / 1e6, instructions=spent, peak_mib=0.0, load=os.getloadavg()[0])
+    return info
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=250_000, help="synthetic trace size (default 250000)")
@@ -61,9 +78,16 @@ def main() -> int:
     ap.add_argument("--split", action="store_true", help="also time each policy's decide calls")
     ap.add_argument("--floor", action="store_true", help="also time the engine alone, same decisions")
     ap.add_argument("--rounds", type=int, default=1, help="run every row this many times, interleaved")
+    ap.add_argument(
+        "--instructions", action="store_true", help="count instructions under valgrind instead of seconds"
+    )
     args = ap.parse_args()
     if args.jobs < 1 or args.repeat < 1 or args.rounds < 1:
         ap.error("--jobs, --repeat and --rounds must be >= 1")
+    if args.instructions and (args.split or args.floor or args.rounds > 1):
+        ap.error("--instructions counts whole runs, once: not with --split, --floor or --rounds")
+    if args.instructions:
+        args.repeat = 1  # a count does not vary from run to run
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     if "easy" not in policies:
         policies.insert(0, "easy")
@@ -83,10 +107,13 @@ def main() -> int:
     # rows compared then ran interleaved, under the same drift of a shared machine's speed.
     best: dict[tuple[str, str], dict[str, float]] = {}
     peak: dict[tuple[str, str], float] = {}
+    loading: dict[str, int] = {}  # --instructions: each trace's loading-only count
+    unit = "M instructions" if args.instructions else "s"
     for k in range(args.rounds):
         for trace, policy, child_args in runs:
-            info = run_child(child_args)  # progress on stderr: a 250K policy run takes tens of seconds
-            note = f"round {k + 1}/{args.rounds}: {trace} {policy} {info['sim']:.2f} s"
+            # progress on stderr: a 250K policy run takes tens of seconds
+            info = count_child(child_args, loading) if args.instructions else run_child(child_args)
+            note = f"round {k + 1}/{args.rounds}: {trace} {policy} {info['sim']:.2f} {unit}"
             print(note, file=sys.stderr, flush=True)
             key = (trace, policy)
             peak[key] = max(peak.get(key, 0.0), info["peak_mib"])
@@ -94,7 +121,8 @@ def main() -> int:
                 best[key] = info
     rows: list[dict[str, object]] = []
     if not args.json:
-        head = f"{'trace':<18} {'policy':<14} {'jobs':>7} {'sim[s]':>8} {'ratio':>12}"
+        sim = "Minstr" if args.instructions else "sim[s]"
+        head = f"{'trace':<18} {'policy':<14} {'jobs':>7} {sim:>8} {'ratio':>12}"
         print(f"{head} {'peak[MiB]':>9} {'load':>5}")
     for trace, policy, _ in runs:
         info = {**best[(trace, policy)], "peak_mib": peak[(trace, policy)]}
@@ -120,9 +148,10 @@ def main() -> int:
             mark = "" if row.get("ok", True) else "  !! over target"
             if "rest_ratio" in row:
                 mark += f"  (decide {info['decide']:.2f} s, rest {row['rest_ratio']:.2f}x easy)"
+            mib = "-" if args.instructions else f"{info['peak_mib']:.0f}"  # valgrind's, not the run's
             print(
                 f"{trace:<18} {policy:<14} {info['jobs']:>7} {info['sim']:>8.2f} {ratio:>12} "
-                f"{info['peak_mib']:>9.0f} {info['load']:>5.2f}{mark}",
+                f"{mib:>9} {info['load']:>5.2f}{mark}",
                 flush=True,
             )
     if args.json:

@@ -1,9 +1,12 @@
-"""One benchmark run in a process of its own, so that its peak RSS is that run's alone."""
+"""One benchmark run in a process of its own, so that its peak RSS is that run's alone; or under
+valgrind's callgrind, which counts the instructions it executes (:func:`count_child`)."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,3 +32,35 @@ def run_child(script: str, args: list[str]) -> tuple[dict[str, Any], float, floa
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"benchmark child {script} failed:\n{text}")
     return json.loads(text.strip().splitlines()[-1]), wall, usage.ru_maxrss / 1024.0
+
+
+def count_child(script: str, args: list[str]) -> tuple[dict[str, Any], int]:
+    """Run ``benchmarks/<script>`` under callgrind; returns its JSON object and the instructions the
+    whole process executed. The count is the same for the same code and inputs whatever else the
+    machine is doing (to a few parts per million), unlike seconds; the run is ~50x slower."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise SystemExit("counting instructions needs valgrind (apt-get install valgrind)")
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "callgrind.log"
+        cmd = [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", f"--log-file={log}"]
+        # fixed: string hashes, numpy's OpenBLAS threads (its start-up work varies with them), and
+        # no bytecode written (a first run that compiled a changed module would count more)
+        fixed = {"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+        env = {**os.environ, **fixed}
+        proc = subprocess.run(
+            [*cmd, sys.executable, str(HERE / script), *args], capture_output=True, text=True, env=env
+        )
+        report = log.read_text(errors="replace") if log.exists() else ""
+    if proc.returncode != 0:
+        text = proc.stdout + proc.stderr + report
+        raise SystemExit(f"benchmark child {script} failed under valgrind:\n{text}")
+    return json.loads(proc.stdout.strip().splitlines()[-1]), instructions(report)
+
+
+def instructions(report: str) -> int:
+    """The ``I refs`` total of a callgrind log."""
+    found = re.search(r"I\s+refs:\s+([\d,]+)", report)
+    if found is None:
+        raise SystemExit(f"no instruction count in valgrind's report:\n{report}")
+    return int(found.group(1).replace(",", ""))

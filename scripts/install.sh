@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs what the toolkit needs on Debian 12, as root: the Slurm/munge/MariaDB packages and this
+# Installs what the toolkit needs on Debian 12, as root: the Slurm/munge/MariaDB packages (and
+# valgrind, which bench_malleable.py --instructions counts with) and this
 # Python package with its test extras. Idempotent; safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(slurmctld slurmd slurm-client munge libslurm-dev slurmdbd mariadb-server)
+PACKAGES=(slurmctld slurmd slurm-client munge libslurm-dev slurmdbd mariadb-server valgrind)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed || missing+=("$p")
