@@ -38,7 +38,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import child
@@ -56,13 +58,13 @@ def run_child(args: list[str]) -> dict[str, float]:
     return info
 
 
-def count_child(args: list[str], loading: dict[str, int]) -> dict[str, float]:
+def count_child(args: list[str], loading: dict[str, int], pycache: Path) -> dict[str, float]:
     """A run's instructions beyond those of a run that only loads its trace (counted once per
     trace, kept in ``loading``), in millions, as ``sim``."""
     trace, _, *rest = args
     if trace not in loading:
-        loading[trace] = child.count_child("malleable_child.py", [trace, "load", *rest])[1]
-    info, count = child.count_child("malleable_child.py", args)
+        loading[trace] = child.count_child("malleable_child.py", [trace, "load", *rest], pycache)[1]
+    info, count = child.count_child("malleable_child.py", args, pycache)
     spent = count - loading[trace]
     info.update(sim=spent / 1e6, instructions=spent, peak_mib=0.0, load=os.getloadavg()[0])
     return info
@@ -108,11 +110,12 @@ def main() -> int:
     best: dict[tuple[str, str], dict[str, float]] = {}
     peak: dict[tuple[str, str], float] = {}
     loading: dict[str, int] = {}  # --instructions: each trace's loading-only count
+    pycache = Path(tempfile.mkdtemp(prefix="bench-bytecode-"))  # --instructions: see child.count_child
     unit = "M instructions" if args.instructions else "s"
     for k in range(args.rounds):
         for trace, policy, child_args in runs:
             # progress on stderr: a 250K policy run takes tens of seconds
-            info = count_child(child_args, loading) if args.instructions else run_child(child_args)
+            info = count_child(child_args, loading, pycache) if args.instructions else run_child(child_args)
             note = f"round {k + 1}/{args.rounds}: {trace} {policy} {info['sim']:.2f} {unit}"
             print(note, file=sys.stderr, flush=True)
             key = (trace, policy)
@@ -154,6 +157,7 @@ def main() -> int:
                 f"{mib:>9} {info['load']:>5.2f}{mark}",
                 flush=True,
             )
+    shutil.rmtree(pycache)
     if args.json:
         print(json.dumps(rows, indent=1))
     return 0 if all(r.get("ok", True) for r in rows) else 1

@@ -34,23 +34,26 @@ def run_child(script: str, args: list[str]) -> tuple[dict[str, Any], float, floa
     return json.loads(text.strip().splitlines()[-1]), wall, usage.ru_maxrss / 1024.0
 
 
-def count_child(script: str, args: list[str]) -> tuple[dict[str, Any], int]:
+def count_child(script: str, args: list[str], pycache: Path) -> tuple[dict[str, Any], int]:
     """Run ``benchmarks/<script>`` under callgrind; returns its JSON object and the instructions the
     whole process executed. The count is the same for the same code and inputs whatever else the
-    machine is doing (to a few parts per million), unlike seconds; the run is ~50x slower."""
+    machine is doing (to a few parts per million), unlike seconds; the run is ~50x slower.
+
+    Compiling a module costs more than a 2,000-job simulation, so the run reads its bytecode
+    from ``pycache`` (a directory of the caller's, no other process's), filled by the same run
+    made once first without valgrind."""
     valgrind = shutil.which("valgrind")
     if valgrind is None:
         raise SystemExit("counting instructions needs valgrind (apt-get install valgrind)")
+    # fixed too: string hashes, and numpy's OpenBLAS threads (its start-up work varies with them)
+    fixed = {"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "PYTHONPYCACHEPREFIX": str(pycache)}
+    env = {**os.environ, **fixed}
+    run = [sys.executable, str(HERE / script), *args]
+    subprocess.run(run, capture_output=True, env=env)  # compiles what it imports; fails again below
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "callgrind.log"
         cmd = [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", f"--log-file={log}"]
-        # fixed: string hashes, numpy's OpenBLAS threads (its start-up work varies with them), and
-        # no bytecode written (a first run that compiled a changed module would count more)
-        fixed = {"PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-        env = {**os.environ, **fixed}
-        proc = subprocess.run(
-            [*cmd, sys.executable, str(HERE / script), *args], capture_output=True, text=True, env=env
-        )
+        proc = subprocess.run([*cmd, *run], capture_output=True, text=True, env=env)
         report = log.read_text(errors="replace") if log.exists() else ""
     if proc.returncode != 0:
         text = proc.stdout + proc.stderr + report

@@ -31,10 +31,10 @@ def test_the_count_is_read_from_callgrinds_report() -> None:
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind (scripts/install.sh has it)")
-def test_a_count_repeats_on_a_rerun() -> None:
+def test_a_count_repeats_on_a_rerun(tmp_path: Path) -> None:
     child = _child()
     args = ["300", "easy", "-", "1", "-"]
-    info, first = child.count_child("malleable_child.py", args)
-    _, again = child.count_child("malleable_child.py", args)
+    info, first = child.count_child("malleable_child.py", args, tmp_path)
+    _, again = child.count_child("malleable_child.py", args, tmp_path)
     assert info["finished"] == 300
     assert abs(again - first) <= 1e-4 * first  # seconds on a shared machine drift by tens of percent
