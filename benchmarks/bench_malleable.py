@@ -36,6 +36,7 @@ so a change's effect and the ratios can be read from one run. About 50x slower: 
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import shutil
@@ -63,7 +64,7 @@ def count_child(args: list[str], loading: dict[str, int], pycache: Path) -> dict
     trace, kept in ``loading``), in millions, as ``sim``."""
     trace, _, *rest = args
     if trace not in loading:
-        loading[trace] = child.count_child("malleable_child.py", [trace, "load", *rest], pycache)[1]
+        loading[trace] = child.count_child("malleable_child.py", [trace, "loading", *rest], pycache)[1]
     info, count = child.count_child("malleable_child.py", args, pycache)
     spent = count - loading[trace]
     info.update(sim=spent / 1e6, instructions=spent, peak_mib=0.0, load=os.getloadavg()[0])
@@ -110,12 +111,15 @@ def main() -> int:
     best: dict[tuple[str, str], dict[str, float]] = {}
     peak: dict[tuple[str, str], float] = {}
     loading: dict[str, int] = {}  # --instructions: each trace's loading-only count
-    pycache = Path(tempfile.mkdtemp(prefix="bench-bytecode-"))  # --instructions: see child.count_child
+    pycache = None  # --instructions: the counted runs' own bytecode cache (see child.count_child)
+    if args.instructions:
+        pycache = Path(tempfile.mkdtemp(prefix="bench-bytecode-"))
+        atexit.register(shutil.rmtree, pycache, ignore_errors=True)
     unit = "M instructions" if args.instructions else "s"
     for k in range(args.rounds):
         for trace, policy, child_args in runs:
             # progress on stderr: a 250K policy run takes tens of seconds
-            info = count_child(child_args, loading, pycache) if args.instructions else run_child(child_args)
+            info = run_child(child_args) if pycache is None else count_child(child_args, loading, pycache)
             note = f"round {k + 1}/{args.rounds}: {trace} {policy} {info['sim']:.2f} {unit}"
             print(note, file=sys.stderr, flush=True)
             key = (trace, policy)
@@ -157,7 +161,6 @@ def main() -> int:
                 f"{mib:>9} {info['load']:>5.2f}{mark}",
                 flush=True,
             )
-    shutil.rmtree(pycache)
     if args.json:
         print(json.dumps(rows, indent=1))
     return 0 if all(r.get("ok", True) for r in rows) else 1

@@ -2,7 +2,7 @@
 
     python benchmarks/malleable_child.py kth|JOBS POLICY SWF|- REPEAT -|split|floor
 
-POLICY is ``reference`` (the textbook loop), ``easy-sched`` (EASY's schedule only), ``load``
+POLICY is ``reference`` (the textbook loop), ``easy-sched`` (EASY's schedule only), ``loading``
 (loading the trace only: what an instruction count subtracts) or a ``--policy`` name.
 ``split`` times the policy's ``decide`` calls apart; ``floor`` times the engine alone (see
 :func:`replay_floor`).
@@ -98,7 +98,7 @@ def replay_floor(wl: Workload, r: Resolved, sim: Simulator) -> tuple[Schedule, S
 
 def one_run(wl: Workload, policy: str, mode: str) -> tuple[float, dict[str, Any]]:
     """Seconds of one run (building the simulator and running it) and what it counted, untimed."""
-    if policy == "load":
+    if policy == "loading":
         return 0.0, {}
     if policy == "reference":
         from easy_reference import easy_starts  # beside this script, so on sys.path
