@@ -3,27 +3,16 @@ simulator's EASY give the same schedule, so timing one against the other is fair
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from slurm_ext.sim import Simulator
 from slurm_ext.workloads import load_workload
 from slurm_ext.workloads.synthetic import SyntheticConfig, generate
-
-REFERENCE = Path(__file__).resolve().parents[4] / "benchmarks" / "easy_reference.py"
-
-
-def _easy_starts():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("easy_reference", REFERENCE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.easy_starts
+from tests.unit.slurm_ext.sim.bench_modules import BENCH, load
 
 
 @pytest.mark.parametrize("source", ["kth-small", "synthetic"])
@@ -32,7 +21,7 @@ def test_reference_schedule_is_the_simulators(source: str) -> None:
         wl = generate(SyntheticConfig(jobs=3000, nodes=64, seed=3, load=0.9))
     else:
         wl = load_workload(source)
-    starts = _easy_starts()(wl)
+    starts = load("easy_reference").easy_starts(wl)
     assert starts == Simulator(wl, "easy").run().start.tolist()
 
 
@@ -41,13 +30,13 @@ def test_schedule_only_run_is_the_references_schedule() -> None:
     wl = generate(SyntheticConfig(jobs=3000, nodes=64, seed=3, load=0.9))
     sim = Simulator(wl, "easy", record_timeline=False)
     sim.advance()
-    assert list(sim.table.start_t) == _easy_starts()(wl)
+    assert list(sim.table.start_t) == load("easy_reference").easy_starts(wl)
     assert len(sim.t_times) == 0
 
 
 def test_bench_malleable_rows() -> None:
     # the benchmark's plumbing at a tiny size: interleaved rounds, the split, the rows it compares
-    bench = REFERENCE.parent / "bench_malleable.py"
+    bench = BENCH / "bench_malleable.py"
     args = ["--jobs", "300", "--no-kth", "--policies", "minagree", "--rounds", "2", "--repeat", "1"]
     proc = subprocess.run(
         [sys.executable, str(bench), *args, "--split", "--json"], capture_output=True, text=True, timeout=300
