@@ -17,12 +17,14 @@ def test_the_replay_gives_the_policys_schedule_and_a_lost_answer_changes_it() ->
         generate(SyntheticConfig(jobs=400, nodes=64, seed=1, load=0.8))
     )
     r = resolve("dbes")
-    want, replay = child.replay_floor(wl, r, Simulator(wl, r.scheduler, r.policy))
+    want, answers = child.replay_floor(wl, r, Simulator(wl, r.scheduler, r.policy))
+    replay = child.NoSnapshot(wl, r.scheduler, answers)
     replay.run()
     assert child.schedule(replay) == want
 
     r = resolve("dbes")
-    want, replay = child.replay_floor(wl, r, Simulator(wl, r.scheduler, r.policy))
+    want, answers = child.replay_floor(wl, r, Simulator(wl, r.scheduler, r.policy))
+    replay = child.NoSnapshot(wl, r.scheduler, answers)
     said = replay.policy.said
     k = next(
         k for k, (kind, d) in enumerate(said) if kind == "decide" and any(type(x) is not NoAction for x in d)
