@@ -11,6 +11,7 @@ job of remaining time ``r`` on ``n`` nodes has remaining time ``r * n / m`` on `
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from heapq import heapify, heappop, heappush
@@ -259,7 +260,11 @@ class WorkingView:
 
         ``resume=(k, reserved)``: the pass over ``pending[:k]`` is known to have started nothing
         and made ``reserved`` (already in ``profile``); it goes on from ``pending[k]``.
+
+        With one reservation and neither ``profile`` nor ``resume``, :meth:`_easy` does the same.
         """
+        if depth == 1 and profile is None and resume is None:
+            return self._easy(start_size, reason)
         prof = profile or self.profile()
         reserved: list[tuple[Job, float]] = []
         jobs = self.pending
@@ -291,6 +296,53 @@ class WorkingView:
                     continue
                 prof.reserve(t, dur, n)
                 reserved.append((job, t))
+        return reserved
+
+    def _easy(self, start_size: Callable[[Job], int], reason: str) -> list[tuple[Job, float]]:
+        """:meth:`backfill` with one reservation (EASY): the same starts and reservation, with
+        a profile built only to place the reservation.
+
+        Before the reservation, the pass changes the copy only by starts over ``[now, end)``, so
+        free nodes never fall later in time: a job fits for its whole duration iff it fits now,
+        and the first that does not gets the reservation, at ``t``. After it, the fewest free
+        nodes over a job's window are the idle nodes and, if the window reaches past ``t``, the
+        nodes free at ``t`` less the reservation's (``extra``) and less each started job's that
+        reaches past ``t`` too.
+        """
+        by_min = start_size is min_size
+        total, now = self.total, self.now
+        reserved: list[tuple[Job, float]] = []
+        shadow = INF
+        extra = 0
+        for job in list(self.pending):
+            if reserved and self.free == 0:
+                break  # nothing can start any more
+            if by_min:
+                spec = job.malleable
+                n = spec.min_nodes if spec else job.node_count
+            else:
+                n = start_size(job)
+            if n > total:
+                continue
+            limit = job.time_limit
+            dur = INF if limit is None else limit * job.node_count / n  # scaled_duration(job, n)
+            if not reserved:
+                if n <= self.free:
+                    self.start(job, n, reason)
+                    continue
+                prof = self.profile()
+                t = prof.earliest_start(n, dur)
+                if t == INF:
+                    continue
+                reserved.append((job, t))
+                shadow = t
+                at = prof.free[bisect_right(prof.times, t) - 1]
+                # a reservation too short to show at t's precision holds nothing (as reserve())
+                extra = at - n if dur > 0 and t + dur > t else at
+            elif n <= self.free and (now + dur <= shadow or n <= extra):
+                if now + dur > shadow:
+                    extra -= n
+                self.start(job, n, reason)
         return reserved
 
 
