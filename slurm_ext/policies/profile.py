@@ -15,6 +15,34 @@ INF = math.inf
 _new_profile = object.__new__
 
 
+def _sorted_releases(now: float, releases: Iterable[tuple[float, int]]) -> list[tuple[float, int]]:
+    # An overdue running job (expected end <= now) still holds its nodes: its release is placed
+    # just after now, never counted as free now. A job without a limit never releases them.
+    soon = math.nextafter(now, INF)
+    return sorted([(t if t > soon else soon, n) for t, n in releases if n > 0 and t != INF])
+
+
+def first_free(
+    now: float, free_now: int, releases: Iterable[tuple[float, int]], nodes: int
+) -> tuple[float, int]:
+    """When ``nodes`` nodes are first free if nothing but ``releases`` changes (then they stay
+    free: :meth:`SnapshotProfile.earliest_start` of that profile, for any duration), and how many
+    are free then (every release at that time counted); ``(inf, 0)`` if never."""
+    avail = free_now
+    if avail >= nodes:
+        return now, avail
+    rel = _sorted_releases(now, releases)
+    for k, (t, n) in enumerate(rel):
+        avail += n
+        if avail >= nodes:
+            for t2, n2 in rel[k + 1 :]:
+                if t2 != t:
+                    break
+                avail += n2
+            return t, avail
+    return INF, 0
+
+
 class SnapshotProfile:
     """Free nodes over ``[now, inf)``. ``times[i]`` starts a segment with ``free[i]`` nodes.
 
@@ -26,10 +54,7 @@ class SnapshotProfile:
     __slots__ = ("times", "free")
 
     def __init__(self, now: float, free_now: int, releases: Iterable[tuple[float, int]] = ()) -> None:
-        # An overdue running job (expected end <= now) still holds its nodes: its release is
-        # placed just after now, never counted as free now.
-        soon = math.nextafter(now, INF)
-        rel = sorted([(t if t > soon else soon, n) for t, n in releases if n > 0 and t != INF])
+        rel = _sorted_releases(now, releases)
         times: list[float] = [now]
         free: list[int] = [free_now]
         cur = free_now

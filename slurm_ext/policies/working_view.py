@@ -11,14 +11,13 @@ job of remaining time ``r`` on ``n`` nodes has remaining time ``r * n / m`` on `
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from heapq import heapify, heappop, heappush
 
 from slurm_ext.decisions import Decision, Expand, Shrink, StartJob
 from slurm_ext.model import Job, Snapshot
-from slurm_ext.policies.profile import INF, SnapshotProfile
+from slurm_ext.policies.profile import INF, SnapshotProfile, first_free
 
 
 def check_depth(reservation_depth: int) -> int:
@@ -300,7 +299,7 @@ class WorkingView:
 
     def _easy(self, start_size: Callable[[Job], int], reason: str) -> list[tuple[Job, float]]:
         """:meth:`backfill` with one reservation (EASY): the same starts and reservation, with
-        a profile built only to place the reservation.
+        no profile (EASY's shadow time and extra nodes).
 
         Before the reservation, the pass changes the copy only by starts over ``[now, end)``, so
         free nodes never fall later in time: a job fits for its whole duration iff it fits now,
@@ -330,13 +329,11 @@ class WorkingView:
                 if n <= self.free:
                     self.start(job, n, reason)
                     continue
-                prof = self.profile()
-                t = prof.earliest_start(n, dur)
+                t, at = first_free(now, self.free, [(r.end, r.size) for r in self.running.values()], n)
                 if t == INF:
                     continue
                 reserved.append((job, t))
                 shadow = t
-                at = prof.free[bisect_right(prof.times, t) - 1]
                 # a reservation too short to show at t's precision holds nothing (as reserve())
                 extra = at - n if dur > 0 and t + dur > t else at
             elif n <= self.free and (now + dur <= shadow or n <= extra):

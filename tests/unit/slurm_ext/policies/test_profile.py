@@ -1,4 +1,9 @@
-from slurm_ext.policies.profile import INF, SnapshotProfile
+from bisect import bisect_right
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from slurm_ext.policies.profile import INF, SnapshotProfile, first_free
 
 
 def test_earliest_start_waits_for_the_job_that_frees_enough_nodes() -> None:
@@ -24,3 +29,18 @@ def test_overdue_running_job_is_not_counted_free_now() -> None:
     prof = SnapshotProfile(50.0, 0, [(40.0, 3)])  # expected end already passed, still holds 3 nodes
     assert prof.min_free(50.0, 50.0 + 1e-9) == 0
     assert prof.earliest_start(3, 10.0) > 50.0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(0, 8),
+    st.lists(st.tuples(st.sampled_from([40.0, 50.0, 60.0, 60.0, 90.0, INF]), st.integers(0, 4)), max_size=8),
+    st.integers(1, 30),
+)
+def test_first_free_is_the_profiles_earliest_start_and_its_free_nodes(
+    free: int, releases: list[tuple[float, int]], nodes: int
+) -> None:
+    prof = SnapshotProfile(50.0, free, releases)  # releases before and at now are overdue
+    t, at = first_free(50.0, free, releases, nodes)
+    assert t == prof.earliest_start(nodes, 25.0) == prof.earliest_start(nodes, INF)
+    assert at == (0 if t == INF else prof.free[bisect_right(prof.times, t) - 1])
