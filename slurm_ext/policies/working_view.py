@@ -314,32 +314,38 @@ class WorkingView:
         shadow = INF
         extra = 0
         for job in list(self.pending):
-            if reserved and self.free == 0:
-                break  # nothing can start any more
             if by_min:
                 spec = job.malleable
                 n = spec.min_nodes if spec else job.node_count
             else:
                 n = start_size(job)
+            if reserved:
+                if n > self.free:  # most jobs once the reservation is made
+                    if self.free == 0:
+                        break  # nothing can start any more
+                    continue
+                limit = job.time_limit
+                dur = INF if limit is None else limit * job.node_count / n  # scaled_duration(job, n)
+                if now + dur <= shadow:
+                    self.start(job, n, reason)
+                elif n <= extra:
+                    extra -= n
+                    self.start(job, n, reason)
+                continue
             if n > total:
                 continue
-            limit = job.time_limit
-            dur = INF if limit is None else limit * job.node_count / n  # scaled_duration(job, n)
-            if not reserved:
-                if n <= self.free:
-                    self.start(job, n, reason)
-                    continue
-                t, at = first_free(now, self.free, [(r.end, r.size) for r in self.running.values()], n)
-                if t == INF:
-                    continue
-                reserved.append((job, t))
-                shadow = t
-                # a reservation too short to show at t's precision holds nothing (as reserve())
-                extra = at - n if dur > 0 and t + dur > t else at
-            elif n <= self.free and (now + dur <= shadow or n <= extra):
-                if now + dur > shadow:
-                    extra -= n
+            if n <= self.free:
                 self.start(job, n, reason)
+                continue
+            t, at = first_free(now, self.free, [(r.end, r.size) for r in self.running.values()], n)
+            if t == INF:
+                continue
+            reserved.append((job, t))
+            shadow = t
+            limit = job.time_limit
+            dur = INF if limit is None else limit * job.node_count / n
+            # a reservation too short to show at t's precision holds nothing (as reserve())
+            extra = at - n if dur > 0 and t + dur > t else at
         return reserved
 
 
