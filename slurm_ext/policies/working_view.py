@@ -309,10 +309,13 @@ class WorkingView:
         reaches past ``t`` too.
         """
         by_min = start_size is min_size
-        total, now = self.total, self.now
+        total, now, free0 = self.total, self.now, self.free
         reserved: list[tuple[Job, float]] = []
         shadow = INF
         extra = 0
+        early: list[tuple[int, float, int]] = []  # starts before the reservation: (job id, duration, nodes)
+        passed = 0  # jobs before the reservation that neither started nor got it
+        unheld = False  # an early start too short to show at now's precision
         for job in list(self.pending):
             if by_min:
                 spec = job.malleable
@@ -333,20 +336,38 @@ class WorkingView:
                     self.start(job, n, reason)
                 continue
             if n > total:
+                passed += 1
                 continue
+            limit = job.time_limit
+            dur = INF if limit is None else limit * job.node_count / n
             if n <= self.free:
+                early.append((job.job_id, dur, n))
+                unheld = unheld or not now + dur > now
                 self.start(job, n, reason)
                 continue
+            if unheld:
+                # A start too short to show at now's precision, which the general pass's profile
+                # does not hold: go on as that pass does, from the profile it would have.
+                return self.backfill(1, start_size, reason, self._profile_before(free0, early), (passed, []))
             t, at = first_free(now, self.free, [(r.end, r.size) for r in self.running.values()], n)
             if t == INF:
+                passed += 1
                 continue
             reserved.append((job, t))
             shadow = t
-            limit = job.time_limit
-            dur = INF if limit is None else limit * job.node_count / n
             # a reservation too short to show at t's precision holds nothing (as reserve())
             extra = at - n if dur > 0 and t + dur > t else at
         return reserved
+
+    def _profile_before(self, free0: int, early: list[tuple[int, float, int]]) -> SnapshotProfile:
+        """The profile a pass that began with ``free0`` idle nodes and then made the ``early``
+        starts holds: built before those starts, each reserved from now."""
+        started = {jid for jid, _, _ in early}
+        releases = [(r.end, r.size) for jid, r in self.running.items() if jid not in started]
+        prof = SnapshotProfile(self.now, free0, releases)
+        for _, dur, n in early:
+            prof.reserve(self.now, dur, n)
+        return prof
 
 
 def _remove_same(jobs: list[Job], job: Job) -> None:

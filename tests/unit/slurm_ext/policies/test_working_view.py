@@ -27,11 +27,13 @@ def snapshots(draw: st.DrawFn) -> Snapshot:
         if draw(st.booleans()) and k == 0:  # no limit: holds its nodes for ever
             jobs.append(Job(k + 1, JobState.RUNNING, n, start_time=0.0))
         else:  # some overdue (end before now), several ending together
-            end = draw(st.sampled_from([NOW - 5, NOW + 100, NOW + 300, NOW + 300, NOW + 1000, NOW + 2500]))
+            end = draw(
+                st.sampled_from([NOW - 5, NOW, NOW + 100, NOW + 300, NOW + 300, NOW + 1000, NOW + 2500])
+            )
             jobs.append(running(k + 1, n, end, start=0.0))
     for k in range(draw(st.integers(0, 10))):
         n = draw(st.integers(1, TOTAL + 2))  # some never fit
-        limit = draw(st.sampled_from([50.0, 200.0, 300.0, 1000.0, 5000.0]))
+        limit = draw(st.sampled_from([0.0, 50.0, 200.0, 300.0, 1000.0, 5000.0]))  # 0: holds nothing
         mall = None
         if draw(st.booleans()):
             low = draw(st.integers(1, n))
