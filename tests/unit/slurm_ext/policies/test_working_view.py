@@ -1,6 +1,6 @@
 """``WorkingView.backfill`` with one reservation (EASY, minAgree's step 1 and the ``easy``
-policy) takes a shortcut without a profile after the reservation: on random copies it starts
-the same jobs, in the same order, with the same reservation as the general pass."""
+policy) takes a shortcut without a profile: on random copies it starts the same jobs, in the
+same order, with the same reservation as the general pass."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def snapshots(draw: st.DrawFn) -> Snapshot:
 @given(snapshots(), st.sampled_from([min_size, max_size]))
 def test_easy_shortcut_matches_the_general_pass(snap: Snapshot, size: object) -> None:
     cl, general = WorkingView(snap), WorkingView(snap)
-    # a profile passed in takes the general path (the shortcut builds the same one)
+    # a profile passed in takes the general path
     want = general.backfill(1, size, "b", general.profile())  # type: ignore[arg-type]
     got = cl.backfill(1, size, "b")  # type: ignore[arg-type]
     assert [(j.job_id, t) for j, t in got] == [(j.job_id, t) for j, t in want]
