@@ -1,7 +1,7 @@
 """Malleable simulations against rigid EASY, and EASY against a bare textbook loop.
 
     nice -n 10 python benchmarks/bench_malleable.py [--jobs 250000] [--policies dmr,sd]
-        [--rounds 3] [--split] [--floor] [--instructions] [--json]
+        [--rounds 3] [--split] [--floor] [--bound] [--instructions] [--json]
 
 Trace: the seeded synthetic generator (256 nodes, offered load 0.7, seed 1) with 50 % of the
 jobs made malleable (``MalleableRule(fraction=0.5, seed=0)``, as ``slurm-ext simulate
@@ -22,6 +22,10 @@ simulator's own work for that run (events, snapshots, carrying out decisions), a
 a first run, then a second, timed run gets the same answers from a policy that computes nothing
 and builds no snapshot (the schedules are checked to be the same). What a policy costs beyond
 that row is its calls: snapshots, working copies and ``decide``.
+``--bound`` adds a row per policy for the least a policy that plans on the working copy pays
+(DBES, SD, minAgree; DMR plans on its own index, so its row is no bound for it): the same
+replay, now called wherever the policy was, building the snapshot and the working copy each
+time, and nothing more (no profile, no pass over the queue).
 ``--rounds R`` runs the whole sequence R times and keeps each row's fastest run (and highest
 peak), so that the rows compared ran interleaved: a shared machine's speed drifts by more than
 the differences measured (a fixed 10M-iteration loop took 1.06-1.61 s, five runs in a row at
@@ -80,6 +84,11 @@ def main() -> int:
     ap.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
     ap.add_argument("--split", action="store_true", help="also time each policy's decide calls")
     ap.add_argument("--floor", action="store_true", help="also time the engine alone, same decisions")
+    ap.add_argument(
+        "--bound",
+        action="store_true",
+        help="also time the engine, snapshots and working copies, same decisions",
+    )
     ap.add_argument("--rounds", type=int, default=1, help="run every row this many times, interleaved")
     ap.add_argument(
         "--instructions", action="store_true", help="count instructions under valgrind instead of seconds"
@@ -87,8 +96,8 @@ def main() -> int:
     args = ap.parse_args()
     if args.jobs < 1 or args.repeat < 1 or args.rounds < 1:
         ap.error("--jobs, --repeat and --rounds must be >= 1")
-    if args.instructions and (args.split or args.floor or args.rounds > 1):
-        ap.error("--instructions counts whole runs, once: not with --split, --floor or --rounds")
+    if args.instructions and (args.split or args.floor or args.bound or args.rounds > 1):
+        ap.error("--instructions counts whole runs, once: not with --split, --floor, --bound or --rounds")
     if args.instructions:
         args.repeat = 1  # a count does not vary from run to run
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
@@ -105,6 +114,9 @@ def main() -> int:
     if args.floor:
         floor = [p for p in policies if p != "easy"]
         runs += [(syn, f"{p} floor", [str(args.jobs), p, "-", "1", "floor"]) for p in floor]
+    if args.bound:
+        bound = [p for p in policies if p != "easy"]
+        runs += [(syn, f"{p} bound", [str(args.jobs), p, "-", "1", "bound"]) for p in bound]
 
     # Rounds run every child once more, in the same order, and keep each row's fastest run: the
     # rows compared then ran interleaved, under the same drift of a shared machine's speed.
@@ -140,7 +152,7 @@ def main() -> int:
         if policy in ("easy", "easy-sched") and ref is not None:
             row.update(ratio=info["sim"] / float(ref["sim"]), ratio_to="reference")  # type: ignore[arg-type]
             limit = EASY_X_REFERENCE if policy == "easy" else None  # easy-sched: like with like, no target
-        elif policy.endswith(" floor") and base is not None:  # no target: what the engine alone costs
+        elif policy.endswith((" floor", " bound")) and base is not None:  # no target: parts of a run
             row.update(ratio=info["sim"] / float(base["sim"]), ratio_to="easy")  # type: ignore[arg-type]
         elif policy not in ("easy", "reference", "easy-sched") and base is not None:
             row.update(ratio=info["sim"] / float(base["sim"]), ratio_to="easy")  # type: ignore[arg-type]

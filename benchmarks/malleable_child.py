@@ -1,11 +1,12 @@
 """``bench_malleable.py``'s child: one timed run of one row; prints one JSON line.
 
-    python benchmarks/malleable_child.py kth|JOBS POLICY SWF|- REPEAT -|split|floor
+    python benchmarks/malleable_child.py kth|JOBS POLICY SWF|- REPEAT -|split|floor|bound
 
 POLICY is ``reference`` (the textbook loop), ``easy-sched`` (EASY's schedule only), ``loading``
 (loading the trace only: what an instruction count subtracts) or a ``--policy`` name.
 ``split`` times the policy's ``decide`` calls apart; ``floor`` times the engine alone (see
-:func:`replay_floor`).
+:func:`replay_floor`); ``bound`` what any policy on the working copy pays before it decides
+anything (see :class:`ViewReplay`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from slurm_ext.decisions import Decision, NoAction
 from slurm_ext.model import Snapshot
 from slurm_ext.policies.base import Policy, QueueCounts
+from slurm_ext.policies.working_view import WorkingView
 from slurm_ext.sim import Simulator
 from slurm_ext.sim.registry import Resolved, resolve
 from slurm_ext.workloads.model import Workload
@@ -47,6 +49,8 @@ class Replay(Policy):
     """Gives back recorded answers, in call order, computing nothing. A recorded call whose
     decisions changed nothing is answered by ``may_act`` instead, as a skipped call."""
 
+    skip_idle = True  # answer a call that changed nothing in may_act (no snapshot is built)
+
     def __init__(self, of: Policy, said: deque[tuple[str, Any]]) -> None:
         self.name = of.name  # type: ignore[misc]
         self.schedules_jobs = of.schedules_jobs  # type: ignore[misc]
@@ -55,7 +59,7 @@ class Replay(Policy):
     def may_act(self, state: QueueCounts) -> bool:
         kind, yes = self.said.popleft()
         assert kind == "may"
-        if yes and all(isinstance(d, NoAction) for d in self.said[0][1]):
+        if self.skip_idle and yes and all(isinstance(d, NoAction) for d in self.said[0][1]):
             self.said.popleft()  # changes nothing: skip it, as may_act would
             return False
         return bool(yes)
@@ -64,6 +68,20 @@ class Replay(Policy):
         kind, decisions = self.said.popleft()
         assert kind == "decide"
         return decisions  # type: ignore[no-any-return]
+
+
+class ViewReplay(Replay):
+    """A lower bound for a policy that plans on a :class:`WorkingView` (DBES, SD, minAgree): it
+    is called where the policy was (a snapshot each time, none skipped) and builds the working
+    copy of each snapshot (not when nothing is pending and no node is idle: DBES's shortcut),
+    then gives back the recorded answer. No availability profile, no pass over the queue."""
+
+    skip_idle = False
+
+    def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
+        if snap.pending or snap.free:
+            WorkingView(snap)
+        return super().decide(snap, asking)
 
 
 class NoSnapshot(Simulator):
@@ -126,9 +144,12 @@ def one_run(wl: Workload, policy: str, mode: str) -> tuple[float, dict[str, Any]
 
         r.policy.decide = timed  # type: ignore[method-assign]
     want, answers, make = None, r.policy, Simulator
-    if mode == "floor" and r.policy is not None:
+    if mode in ("floor", "bound") and r.policy is not None:
         want, answers = replay_floor(wl, r, Simulator(wl, r.scheduler, r.policy))
-        make = NoSnapshot
+        if mode == "floor":
+            make = NoSnapshot
+        else:
+            answers = ViewReplay(answers, answers.said)
     t0 = time.perf_counter()  # building the job table counts, as the reference's lists do
     sim = make(wl, r.scheduler, answers)
     res = sim.run()

@@ -32,3 +32,34 @@ def test_the_replay_gives_the_policys_schedule_and_a_lost_answer_changes_it() ->
     said[k] = ("decide", [])  # one acting call now decides nothing
     replay.run()
     assert child.schedule(replay) != want
+
+
+def test_the_bound_replay_is_called_at_every_call_and_gives_the_policys_schedule() -> None:
+    child = load("malleable_child")
+    wl = MalleableRule(fraction=0.5, seed=0).apply(
+        generate(SyntheticConfig(jobs=400, nodes=64, seed=1, load=0.8))
+    )
+    r = resolve("dbes")
+    calls = [0]
+    decide = r.policy.decide
+
+    def counted(snap, asking=None):  # type: ignore[no-untyped-def]
+        calls[0] += 1
+        return decide(snap, asking)
+
+    r.policy.decide = counted  # type: ignore[method-assign]
+    want, answers = child.replay_floor(wl, r, Simulator(wl, r.scheduler, r.policy))
+    bound = child.ViewReplay(answers, answers.said)
+    views = [0]
+    real = bound.decide
+
+    def seen(snap, asking=None):  # type: ignore[no-untyped-def]
+        views[0] += 1
+        return real(snap, asking)
+
+    bound.decide = seen  # type: ignore[method-assign]
+    sim = Simulator(wl, r.scheduler, bound)
+    sim.run()
+    assert child.schedule(sim) == want
+    assert views[0] == calls[0] > 0  # none skipped: a snapshot wherever the policy had one
+    assert not bound.said
