@@ -111,12 +111,9 @@ def main() -> int:
     syn = f"synthetic-{args.jobs}"
     runs += [(syn, p, [str(args.jobs), p, "-", rep, split]) for p in ("reference", "easy-sched")]
     runs += [(syn, p, [str(args.jobs), p, "-", rep if p == "easy" else "1", split]) for p in policies]
-    if args.floor:
-        floor = [p for p in policies if p != "easy"]
-        runs += [(syn, f"{p} floor", [str(args.jobs), p, "-", "1", "floor"]) for p in floor]
-    if args.bound:
-        bound = [p for p in policies if p != "easy"]
-        runs += [(syn, f"{p} bound", [str(args.jobs), p, "-", "1", "bound"]) for p in bound]
+    malleable = [p for p in policies if p != "easy"]
+    for mode in [m for m, on in (("floor", args.floor), ("bound", args.bound)) if on]:
+        runs += [(syn, f"{p} {mode}", [str(args.jobs), p, "-", "1", mode]) for p in malleable]
 
     # Rounds run every child once more, in the same order, and keep each row's fastest run: the
     # rows compared then ran interleaved, under the same drift of a shared machine's speed.
