@@ -149,11 +149,10 @@ def main() -> int:
         if policy in ("easy", "easy-sched") and ref is not None:
             row.update(ratio=info["sim"] / float(ref["sim"]), ratio_to="reference")  # type: ignore[arg-type]
             limit = EASY_X_REFERENCE if policy == "easy" else None  # easy-sched: like with like, no target
-        elif policy.endswith((" floor", " bound")) and base is not None:  # no target: parts of a run
-            row.update(ratio=info["sim"] / float(base["sim"]), ratio_to="easy")  # type: ignore[arg-type]
         elif policy not in ("easy", "reference", "easy-sched") and base is not None:
             row.update(ratio=info["sim"] / float(base["sim"]), ratio_to="easy")  # type: ignore[arg-type]
-            limit = POLICY_X_EASY
+            if not policy.endswith((" floor", " bound")):  # those rows are parts of a run: no target
+                limit = POLICY_X_EASY
             if "decide" in info:  # the simulator's own work for this run, against EASY's whole run
                 row["rest_ratio"] = (info["sim"] - info["decide"]) / float(base["sim"])  # type: ignore[arg-type]
         if limit is not None:
