@@ -35,6 +35,10 @@ valgrind's callgrind, less those of a run that only loads the trace: the same co
 code whatever else the machine is doing (seconds drift by tens of percent on a shared machine),
 so a change's effect and the ratios can be read from one run. About 50x slower: use a small
 ``--jobs`` (20000: about a minute for EASY, several for a policy). Peak RSS is not measured then.
+
+The policies run as this interpreter imports them: pure Python, or compiled where the package was
+installed with ``ELASTIC_MYPYC=1`` (see setup.py). The table's first line and every JSON row
+(``compiled``) say which.
 """
 
 from __future__ import annotations
@@ -50,11 +54,15 @@ from pathlib import Path
 
 import child
 
+from slurm_ext.policies import working_view
+
 ROOT = Path(__file__).resolve().parent.parent
 KTH = ROOT.parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
 POLICY_X_EASY = 4.0
 PEAK_MIB = 500.0
 EASY_X_REFERENCE = 1.5
+# the children import the policies as this process does: compiled ones are extension modules
+COMPILED = not working_view.__file__.endswith(".py")
 
 
 def run_child(args: list[str]) -> dict[str, float]:
@@ -138,11 +146,13 @@ def main() -> int:
     rows: list[dict[str, object]] = []
     if not args.json:
         sim = "Minstr" if args.instructions else "sim[s]"
+        print(f"policies: {'compiled (mypyc)' if COMPILED else 'pure Python'}")
         head = f"{'trace':<18} {'policy':<14} {'jobs':>7} {sim:>8} {'ratio':>12}"
         print(f"{head} {'peak[MiB]':>9} {'load':>5}")
     for trace, policy, _ in runs:
         info = {**best[(trace, policy)], "peak_mib": peak[(trace, policy)]}
         row: dict[str, object] = {"trace": trace, "policy": policy, "rounds": args.rounds, **info}
+        row["compiled"] = COMPILED
         base = next((r for r in rows if r["trace"] == trace and r["policy"] == "easy"), None)
         ref = next((r for r in rows if r["trace"] == trace and r["policy"] == "reference"), None)
         limit: float | None = None

@@ -43,6 +43,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import ClassVar, Protocol
 
+from mypy_extensions import mypyc_attr
+
 from slurm_ext.decisions import Decision
 from slurm_ext.model import MalleableSpec, Snapshot
 
@@ -66,6 +68,9 @@ class QueueCounts(Protocol):
         ...
 
 
+# Subclassed by users' own policies and test doubles, also when the policies are compiled (see
+# setup.py): a compiled class refuses interpreted subclasses unless it says so.
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Policy(ABC):
     """Looks at a snapshot, returns decisions; never touches a backend itself.
 

@@ -12,7 +12,6 @@ from bisect import bisect_right
 from collections.abc import Iterable
 
 INF = math.inf
-_new_profile = object.__new__
 
 
 def _sorted_releases(now: float, releases: Iterable[tuple[float, int]]) -> list[tuple[float, int]]:
@@ -53,7 +52,17 @@ class SnapshotProfile:
 
     __slots__ = ("times", "free")
 
-    def __init__(self, now: float, free_now: int, releases: Iterable[tuple[float, int]] = ()) -> None:
+    def __init__(
+        self,
+        now: float,
+        free_now: int,
+        releases: Iterable[tuple[float, int]] = (),
+        *,
+        steps: tuple[list[float], list[int]] | None = None,
+    ) -> None:
+        if steps is not None:  # ``times`` and ``free`` given as they are (copy)
+            self.times, self.free = steps
+            return
         rel = _sorted_releases(now, releases)
         times: list[float] = [now]
         free: list[int] = [free_now]
@@ -71,10 +80,8 @@ class SnapshotProfile:
         self.free = free
 
     def copy(self) -> SnapshotProfile:
-        other = _new_profile(SnapshotProfile)
-        other.times = self.times.copy()
-        other.free = self.free.copy()
-        return other
+        # through __init__: a compiled (mypyc) class cannot be made by object.__new__
+        return SnapshotProfile(self.times[0], 0, steps=(self.times.copy(), self.free.copy()))
 
     @property
     def now(self) -> float:

@@ -1,0 +1,60 @@
+"""The compiled build (``ELASTIC_MYPYC=1``, see setup.py) decides exactly as the pure one.
+
+Builds the wheel with every policy module compiled by mypyc, from a copy of the tree (a compiled
+build must leave nothing in the checkout), and runs the simulator's regression cases on it:
+kth-small and ESP under every policy, and the whole KTH-SP2 trace where ``../shared/traces``
+has it. Needs a C compiler and mypy (the test extra).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[4]
+POLICY_MODULES = sorted(p.stem for p in (ROOT / "slurm_ext" / "policies").glob("*.py"))
+
+
+def _tree_copy(dest: Path) -> Path:
+    """What a wheel is built from: pyproject, setup.py, README and the packages."""
+    dest.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy2(ROOT / name, dest / name)
+    skip = shutil.ignore_patterns("__pycache__", "*.so", "*.egg-info")
+    for pkg in ("dmr", "apps", "ejb", "slurm_ext"):
+        shutil.copytree(ROOT / pkg, dest / pkg, ignore=skip)
+    return dest
+
+
+def test_the_compiled_policies_give_every_regression_case_unchanged(tmp_path: Path):
+    pytest.importorskip("mypyc", reason="mypy (the test extra) builds the compiled policies")
+    src = _tree_copy(tmp_path / "src")
+    pip = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
+    build = subprocess.run(
+        [*pip, "-w", str(tmp_path), str(src)],
+        capture_output=True, text=True, timeout=900, cwd=tmp_path, env={**os.environ, "ELASTIC_MYPYC": "1"},
+    )  # fmt: skip
+    assert build.returncode == 0, build.stderr[-3000:]
+    [wheel] = tmp_path.glob("elastic_slurm-*.whl")
+    site = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(site)
+    compiled = {p.name.split(".")[0] for p in (site / "slurm_ext" / "policies").glob("*.so")}
+    assert compiled == set(POLICY_MODULES)
+
+    env = {**os.environ, "PYTHONPATH": str(site), "ELASTIC_MYPYC": ""}
+    probe = "import slurm_ext.policies.dbes as m; print(m.__file__)"
+    where = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=site)
+    assert where.stdout.strip().endswith(".so"), where.stdout + where.stderr  # the compiled one runs
+    check = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "sim_regression.py")],
+        capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-3000:]
+    assert "DIFFERS" not in check.stdout and check.stdout.count(" same ") >= 24
