@@ -9,9 +9,7 @@ address the compute nodes reach on a real cluster.
 from __future__ import annotations
 
 import logging
-import signal
 import sys
-import threading
 from pathlib import Path
 
 from dmr.agent import advertised_host
@@ -20,6 +18,7 @@ from ejb.live.manager import Manager
 from ejb.params import EJBParams
 from slurm_ext.service import Server
 from slurm_ext.slurm.adapter import SlurmCluster
+from slurm_ext.stop_signal import on_stop_signal, wait_for
 
 
 class Daemon:
@@ -61,11 +60,9 @@ class Daemon:
 
 def run(daemon: Daemon) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr, force=True)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    stop = on_stop_signal()
     daemon.start()
     print(f"ejb manager: listening on {daemon.address} (applications' checks on "
           f"{daemon.manager.service_address})", flush=True)  # fmt: skip
-    stop.wait()
+    wait_for(stop)
     daemon.stop()

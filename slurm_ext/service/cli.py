@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import logging
-import signal
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Annotated
@@ -13,6 +11,7 @@ from typing import Annotated
 import typer
 
 from slurm_ext.config import ConfigError, load_config
+from slurm_ext.stop_signal import on_stop_signal, wait_for
 
 
 def serve_cmd(
@@ -118,16 +117,14 @@ def serve_cmd(
         except OSError as exc:
             typer.secho(f"error: cannot serve metrics on port {metrics_port}: {exc}", fg="red", err=True)
             raise typer.Exit(1) from None
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    stop = on_stop_signal()
     server.start()
     typer.echo(
         f"slurm-ext serve: listening on {server.address[0]}:{server.address[1]} "
         f"(policy {pol.name}, expand strategy {controller.strategy}"
         f"{' chosen by auto' if strategy == 'auto' else ''})"
     )
-    stop.wait()
+    wait_for(stop)
     server.stop()
 
 

@@ -240,3 +240,15 @@ def serve_process(port: int, log: Path, *args: str, env: dict[str, str] | None =
             time.sleep(0.2)
     proc.kill()
     raise AssertionError(f"the service did not start:\n{log.read_text()}")
+
+
+def stop_process(proc: subprocess.Popen, timeout: float = 30) -> None:
+    """SIGTERM, as an admin stops the service; killed if it has not exited by ``timeout`` (then the
+    test fails: a service that ignores SIGTERM is a bug), so that no test leaves it running."""
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)
+        raise

@@ -22,7 +22,7 @@ from slurm_ext.service import journal as jr
 from slurm_ext.slurm.adapter import MERGE_HANDED_OVER, MERGE_RESIZER_GONE
 from slurm_ext.slurm.parse import expand_nodes
 
-from .conftest import idle_nodes, serve_process, sh
+from .conftest import idle_nodes, serve_process, sh, stop_process
 
 pytestmark = pytest.mark.slurm
 
@@ -97,8 +97,7 @@ def test_restart_after_a_crash_repairs_the_job(slurm, tmp_path, strategy, step, 
         assert any(r[0] <= 2 and r[1] == kind for r in res["resizes"]) == heard, res["resizes"]
         slurm.wait(lambda: not list(journal.glob("*.json")), timeout=15)  # nothing left to repair
     finally:
-        proc.terminate()
-        proc.wait(30)
+        stop_process(proc)
     left = [
         ln
         for ln in sh("squeue", "-h", "-o", "%i %j").splitlines()

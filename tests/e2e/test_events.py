@@ -10,7 +10,7 @@ import pytest
 
 from slurm_ext.protocol import free_port
 
-from .conftest import serve_process
+from .conftest import serve_process, stop_process
 
 pytestmark = pytest.mark.slurm
 
@@ -31,8 +31,7 @@ def test_events_and_metrics_of_a_live_resize(slurm, tmp_path):
         assert 'elastic_decisions_total{action="expand",policy="dmr"} 1.0' in text, text
         slurm.wait_gone(job)
     finally:
-        proc.terminate()
-        proc.wait(30)
+        stop_process(proc)
     out = subprocess.run(["slurm-ext", "events", "--json", "--path", str(path), "--job", str(job)],
                          capture_output=True, text=True, check=True)  # fmt: skip
     seen = [json.loads(line) for line in out.stdout.splitlines()]
