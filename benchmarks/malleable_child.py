@@ -20,7 +20,7 @@ from typing import Any
 
 from slurm_ext.decisions import Decision, NoAction
 from slurm_ext.model import Snapshot
-from slurm_ext.policies.base import Policy, QueueCounts
+from slurm_ext.policies.base import Policy, QueueCounts, ViewPolicy
 from slurm_ext.policies.working_view import WorkingView
 from slurm_ext.sim import Simulator
 from slurm_ext.sim.registry import Resolved, resolve
@@ -70,18 +70,21 @@ class Replay(Policy):
         return decisions  # type: ignore[no-any-return]
 
 
-class ViewReplay(Replay):
+class ViewReplay(Replay, ViewPolicy):
     """A lower bound for a policy that plans on a :class:`WorkingView` (DBES, SD, minAgree): it
-    is called where the policy was (a snapshot each time, none skipped) and builds the working
-    copy of each snapshot (not when nothing is pending and no node is idle: DBES's shortcut),
-    then gives back the recorded answer. No availability profile, no pass over the queue."""
+    is called where the policy was (none skipped) with the working copy the simulator builds for
+    such a policy (see ``Simulator._decide``), then gives back the recorded answer. No
+    availability profile, no pass over the queue."""
 
     skip_idle = False
 
-    def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
-        if snap.pending or snap.free:
-            WorkingView(snap)
-        return super().decide(snap, asking)
+    def plan(self, cl: WorkingView, asking: Sequence[int] | None = None) -> list[Decision]:
+        return Replay.decide(self, None, asking)  # type: ignore[arg-type]
+
+
+def entry(policy: Policy) -> str:
+    """The method the simulator calls for ``policy``'s answers (see ``Simulator._decide``)."""
+    return "plan" if isinstance(policy, ViewPolicy) else "decide"
 
 
 class NoSnapshot(Simulator):
@@ -97,19 +100,19 @@ def replay_floor(wl: Workload, r: Resolved, sim: Simulator) -> tuple[Schedule, R
     policy = r.policy
     assert policy is not None
     said: deque[tuple[str, Any]] = deque()  # ("may", bool) and ("decide", decisions), in call order
-    may_act, decide = policy.may_act, policy.decide
+    may_act, decide = policy.may_act, getattr(policy, entry(policy))
 
     def recorded_may_act(state: QueueCounts) -> bool:
         said.append(("may", may_act(state)))
         return bool(said[-1][1])
 
-    def recorded_decide(snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
-        decisions = decide(snap, asking)
+    def recorded_decide(seen: Any, asking: Sequence[int] | None = None) -> list[Decision]:
+        decisions = decide(seen, asking)
         said.append(("decide", decisions))
-        return decisions
+        return decisions  # type: ignore[no-any-return]
 
     policy.may_act = recorded_may_act  # type: ignore[method-assign]
-    policy.decide = recorded_decide  # type: ignore[method-assign]
+    setattr(policy, entry(policy), recorded_decide)
     sim.run()
     return schedule(sim), Replay(policy, said)
 
@@ -133,16 +136,16 @@ def one_run(wl: Workload, policy: str, mode: str) -> tuple[float, dict[str, Any]
     r = resolve(policy)
     spent = [0.0]
     if mode == "split" and r.policy is not None:
-        decide, clock = r.policy.decide, time.perf_counter
+        decide, clock = getattr(r.policy, entry(r.policy)), time.perf_counter
 
-        def timed(snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
+        def timed(seen: Any, asking: Sequence[int] | None = None) -> list[Decision]:
             t = clock()
             try:
-                return decide(snap, asking)
+                return decide(seen, asking)  # type: ignore[no-any-return]
             finally:
                 spent[0] += clock() - t
 
-        r.policy.decide = timed  # type: ignore[method-assign]
+        setattr(r.policy, entry(r.policy), timed)
     want, answers, make = None, r.policy, Simulator
     if mode in ("floor", "bound") and r.policy is not None:
         want, answers = replay_floor(wl, r, Simulator(wl, r.scheduler, r.policy))

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from slurm_ext.decisions import Decision
-from slurm_ext.model import Job, Snapshot
-from slurm_ext.policies.base import Policy
+from slurm_ext.model import Job
+from slurm_ext.policies.base import ViewPolicy
 from slurm_ext.policies.working_view import WorkingView, check_depth
 
 
@@ -20,15 +20,14 @@ def _submitted(job: Job) -> int:
     return job.node_count
 
 
-class Backfill(Policy):
+class Backfill(ViewPolicy):
     name: ClassVar[str] = "backfill"
     schedules_jobs: ClassVar[bool] = True
 
     def __init__(self, reservation_depth: int = 5) -> None:
         self.depth = check_depth(reservation_depth)
 
-    def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
-        cl = WorkingView(snap)
+    def plan(self, cl: WorkingView, asking: Sequence[int] | None = None) -> list[Decision]:
         cl.serve_evolving(list, "backfill")  # evolving asks get idle nodes, never others' nodes
         cl.backfill(self.depth, _submitted, f"backfill (depth {self.depth})")
         return cl.decisions

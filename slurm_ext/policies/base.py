@@ -16,7 +16,11 @@ How a caller (simulator or live control service) runs a policy
    the caller runs its base scheduler as usual and applies the policy's resize decisions.
    On live Slurm, ``StartJob`` is not carried out (Slurm starts jobs itself); the live
    service uses the other decisions only.
-4. Optionally, before building the snapshot, ask ``may_act`` with the state's counters
+4. A :class:`ViewPolicy` (DBES, SD-Policy, minAgree, the classic strategies) plans on a
+   :class:`~slurm_ext.policies.working_view.WorkingView` of the snapshot: ``decide`` builds it.
+   A caller that can build that copy without a snapshot (the simulator, from its columns) calls
+   ``plan(view, asking)`` instead, then ``view.restore()``; the decisions are the same.
+5. Optionally, before building the snapshot, ask ``may_act`` with the state's counters
    (:class:`QueueCounts`): ``False`` means the call would return only ``NoAction``, so the
    simulator skips it (at most events, for DMR). The answer is exact, not a heuristic: the
    results are the same with and without the skip.
@@ -47,6 +51,7 @@ from mypy_extensions import mypyc_attr
 
 from slurm_ext.decisions import Decision
 from slurm_ext.model import MalleableSpec, Snapshot
+from slurm_ext.policies.working_view import WorkingView
 
 
 class QueueCounts(Protocol):
@@ -94,3 +99,18 @@ class Policy(ABC):
         the snapshot and the call then. The default never says so; a policy that says so must
         keep no state from one call to the next that such a call would have changed."""
         return True
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)
+class ViewPolicy(Policy):
+    """A policy that plans on a :class:`~slurm_ext.policies.working_view.WorkingView` of the
+    snapshot (DBES, SD-Policy, minAgree, the classic strategies, backfill): ``decide`` builds the
+    view and calls ``plan``. A caller that keeps its state in columns (the simulator) may build
+    the same view itself and call ``plan`` directly, without a snapshot; the answer is the same."""
+
+    def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
+        return self.plan(WorkingView(snap), asking)
+
+    @abstractmethod
+    def plan(self, cl: WorkingView, asking: Sequence[int] | None = None) -> list[Decision]:
+        """Plan on ``cl`` (a fresh view, the caller's no more) and return ``cl.decisions``."""

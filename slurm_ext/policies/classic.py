@@ -18,19 +18,17 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from slurm_ext.decisions import Decision
-from slurm_ext.model import Snapshot
-from slurm_ext.policies.base import Policy
+from slurm_ext.policies.base import ViewPolicy
 from slurm_ext.policies.working_view import Running, WorkingView, check_depth, min_size
 
 
-class ClassicMalleable(Policy):
+class ClassicMalleable(ViewPolicy):
     schedules_jobs: ClassVar[bool] = True
 
     def __init__(self, reservation_depth: int = 5) -> None:
         self.depth = check_depth(reservation_depth)
 
-    def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
-        cl = WorkingView(snap)
+    def plan(self, cl: WorkingView, asking: Sequence[int] | None = None) -> list[Decision]:
         # evolving requests: idle nodes, else shrink expanded jobs in this strategy's order
         cl.serve_evolving(
             lambda: self.shrink_order([r for r in cl.malleable_running() if r.size > r.min]), self.name

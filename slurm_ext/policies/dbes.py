@@ -35,8 +35,8 @@ from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from slurm_ext.decisions import Decision
-from slurm_ext.model import Job, Snapshot
-from slurm_ext.policies.base import Policy
+from slurm_ext.model import Job
+from slurm_ext.policies.base import ViewPolicy
 from slurm_ext.policies.profile import INF, SnapshotProfile
 from slurm_ext.policies.working_view import (
     Running,
@@ -49,7 +49,7 @@ from slurm_ext.policies.working_view import (
 _NONE = None  # "expanded for no specific StartLater job" (second expansion step)
 
 
-class DBES(Policy):
+class DBES(ViewPolicy):
     name: ClassVar[str] = "dbes"
     schedules_jobs: ClassVar[bool] = True
 
@@ -64,12 +64,11 @@ class DBES(Policy):
         self._pass: tuple[WorkingView, int, SnapshotProfile, int, list[tuple[Job, float]]] | None = None
 
     # ------------------------------------------------------------------------------------
-    def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
-        if not snap.pending and snap.free == 0 and not any(j.evolving for j in snap.running):
+    def plan(self, cl: WorkingView, asking: Sequence[int] | None = None) -> list[Decision]:
+        if not cl.pending and cl.free == 0 and not any(r.ask for r in cl.running.values()):
             # Nothing to start and no node to give (about one call in ten): only the marks move.
-            self._forget_idle(snap)
+            self._forget_idle(cl)
             return []
-        cl = WorkingView(snap)
         self._forget_gone(cl)
         # lines 9-24: evolving requests first, from idle nodes, else by shrinking jobs
         # expanded in the second step, then those expanded in the first step
@@ -105,16 +104,15 @@ class DBES(Policy):
                 del self.expanded_for[jid]
         self._forgot = (cl, (len(cl.decisions), len(self.expanded_for)))
 
-    def _forget_idle(self, snap: Snapshot) -> None:
+    def _forget_idle(self, cl: WorkingView) -> None:
         """What a call on an empty queue with no idle node does to the marks: ``_forget_gone``,
         then no StartLater job, so no job is expanded for one any more."""
         if not self.expanded_for:
             return
-        running = {j.job_id: j for j in snap.running}
         for jid in list(self.expanded_for):
-            j = running.get(jid)
-            spec = None if j is None else j.malleable
-            if j is None or spec is None or j.node_count <= max(spec.min_nodes, 1):
+            r = cl.running.get(jid)
+            spec = None if r is None else r.spec
+            if r is None or spec is None or r.size <= max(spec.min_nodes, 1):
                 del self.expanded_for[jid]
             else:
                 self.expanded_for[jid] = _NONE

@@ -16,17 +16,15 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from slurm_ext.decisions import Decision
-from slurm_ext.model import Snapshot
-from slurm_ext.policies.base import Policy, QueueCounts
+from slurm_ext.policies.base import QueueCounts, ViewPolicy
 from slurm_ext.policies.working_view import WorkingView, min_size
 
 
-class MinAgree(Policy):
+class MinAgree(ViewPolicy):
     name: ClassVar[str] = "minagree"
     schedules_jobs: ClassVar[bool] = True
 
-    def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
-        cl = WorkingView(snap)
+    def plan(self, cl: WorkingView, asking: Sequence[int] | None = None) -> list[Decision]:
         cl.serve_evolving(list, "minAgree")  # no evolving jobs in 001_*: asks get idle nodes only
         if cl.free > 0:  # with no idle node the backfill starts nothing (it would only reserve)
             cl.backfill(1, min_size, "minAgree step 1: EASY backfilling")

@@ -40,8 +40,8 @@ from operator import attrgetter
 from typing import ClassVar, Literal
 
 from slurm_ext.decisions import Decision
-from slurm_ext.model import Job, Snapshot
-from slurm_ext.policies.base import Policy
+from slurm_ext.model import Job
+from slurm_ext.policies.base import ViewPolicy
 from slurm_ext.policies.profile import SnapshotProfile
 from slurm_ext.policies.working_view import INF, Running, WorkingView, scaled_duration
 
@@ -54,7 +54,7 @@ class MateChoice:
     impact: float  # sum of the mates' penalties (Eq. 1)
 
 
-class SDPolicy(Policy):
+class SDPolicy(ViewPolicy):
     name: ClassVar[str] = "sd"
     schedules_jobs: ClassVar[bool] = True
 
@@ -85,9 +85,8 @@ class SDPolicy(Policy):
         ) = None
 
     # ------------------------------------------------------------------------------------
-    def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
-        self._remember_requests(snap)
-        cl = WorkingView(snap)
+    def plan(self, cl: WorkingView, asking: Sequence[int] | None = None) -> list[Decision]:
+        self._remember_requests(cl)
         cl.serve_evolving(list, "SD")  # no evolving jobs in 003_*: asks get idle nodes only
         self._give_back(cl)
         limit = self.current_limit(cl)
@@ -218,8 +217,8 @@ class SDPolicy(Policy):
                 top = min(caps[r.job_id], need)
                 if plain:  # penalty(r, a, duration) for every a, with what is the same for all a once
                     start, end, size = r.start, r.end, r.size
-                    req = self.requested.get(r.job_id) or r.job.time_limit or max(end - start, 1e-9)
-                    base = (start - r.job.submit_time) + (end - start)
+                    req = self.requested.get(r.job_id) or r.limit or max(end - start, 1e-9)
+                    base = (start - r.submit) + (end - start)
                     den = max(req, 1e-9)
                     for a in range(1, top + 1):
                         p = (base + duration * a / size) / den
@@ -304,17 +303,18 @@ class SDPolicy(Policy):
         return min(r.size - r.min, math.floor(self.sharing_factor * r.size))
 
     def _slowdown(self, r: Running, increase: float) -> float:
-        submit = r.job.submit_time
-        req = self.requested.get(r.job_id) or r.job.time_limit or max(r.end - r.start, 1e-9)
+        submit = r.submit
+        req = self.requested.get(r.job_id) or r.limit or max(r.end - r.start, 1e-9)
         return ((r.start - submit) + (r.end - r.start) + increase) / max(req, 1e-9)
 
-    def _remember_requests(self, snap: Snapshot) -> None:
+    def _remember_requests(self, cl: WorkingView) -> None:
         requested = self.requested
-        live = set(map(_job_id, snap.jobs))
+        live = set(cl.running)
+        live.update(map(_job_id, cl.pending))
         if len(requested) > len(live) or not live.issuperset(requested):
             for jid in [j for j in requested if j not in live]:
                 del requested[jid]
-        for j in snap.pending:  # the pending jobs of snap.jobs (the order of a dict's keys only)
+        for j in cl.pending:
             if j.job_id not in requested and j.time_limit is not None:
                 requested[j.job_id] = j.time_limit
 

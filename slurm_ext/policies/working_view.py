@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from heapq import heapify, heappop, heappush
 
 from slurm_ext.decisions import Decision, Expand, Shrink, StartJob
-from slurm_ext.model import Job, Snapshot
+from slurm_ext.model import Job, MalleableSpec, Snapshot
 from slurm_ext.policies.profile import INF, SnapshotProfile, first_free
 
 
@@ -44,41 +44,59 @@ def max_size(job: Job) -> int:
 
 @dataclass(slots=True)
 class Running:
-    """A running job in the working copy: current size and expected end."""
+    """A running job in the working copy: current size and expected end, and what the policies
+    read of its job (fields, not the Job: the simulator builds these from its columns, see
+    :meth:`WorkingView.from_rows`)."""
 
-    job: Job
+    job_id: int
     size: int
     end: float
+    spec: MalleableSpec | None  # the job's malleable range, None if rigid
+    start: float  # start time (0.0 if unknown)
+    submit: float
+    limit: float | None  # the job's current time limit (None: unlimited)
     ask: int | None = None  # target size of an open evolving request
-
-    @property
-    def job_id(self) -> int:
-        return self.job.job_id
 
     @property
     def malleable(self) -> bool:
         # an evolving job is not malleable: the scheduler may only grant or refuse its ask
-        return self.job.malleable is not None and self.ask is None
+        return self.spec is not None and self.ask is None
 
     # min and max are read for every running job many times per decision: no helper calls
     @property
     def min(self) -> int:
         # A job never shrinks below its min, nor below 1.
-        spec = self.job.malleable
+        spec = self.spec
         if spec is None or self.ask is not None:
             return self.size
         return spec.min_nodes if spec.min_nodes > 1 else 1
 
     @property
     def max(self) -> int:
-        spec = self.job.malleable
+        spec = self.spec
         if spec is None or self.ask is not None:
             return self.size
         return spec.max_nodes
 
-    @property
-    def start(self) -> float:
-        return self.job.start_time if self.job.start_time is not None else 0.0
+
+# What a caller that keeps no snapshot (the simulator) hands WorkingView: time, total nodes, idle
+# nodes, its own Running entries of the running jobs (in the order of ``Snapshot.running``) and a
+# fresh list of the pending jobs in queue order.
+ViewState = tuple[float, int, int, dict[int, Running], list[Job]]
+
+
+def running_of(job: Job) -> Running:
+    """The working copy's entry for a running ``job`` of a snapshot."""
+    return Running(
+        job.job_id,
+        job.node_count,
+        job.end_time if job.end_time is not None else expected_end(job),
+        job.malleable,
+        job.start_time if job.start_time is not None else 0.0,
+        job.submit_time,
+        job.time_limit,
+        job.evolving,
+    )
 
 
 def expected_end(job: Job) -> float:
@@ -92,21 +110,22 @@ def expected_end(job: Job) -> float:
 class WorkingView:
     """Free nodes, running jobs and the pending queue, updated as decisions are made."""
 
-    def __init__(self, snap: Snapshot) -> None:
-        self.now = snap.time
-        self.total = snap.total_nodes
-        self.free = snap.free
-        # helpers called only where needed: this runs for every running job at every event
-        self.running: dict[int, Running] = {
-            j.job_id: Running(
-                j,
-                j.node_count,
-                j.end_time if j.end_time is not None else expected_end(j),
-                j.evolving,
-            )
-            for j in snap.running
-        }
-        self.pending: list[Job] = list(snap.pending)
+    def __init__(self, snap: Snapshot | None = None, *, state: ViewState | None = None) -> None:
+        """The copy of ``snap``, or one on ``state``: the caller's Running entries, which this copy
+        changes in place and records, and :meth:`restore` changes back (a simulator keeps one
+        entry per running job instead of building a snapshot and a copy of it at every call)."""
+        # the (entry, size, end, ask) of every change to a caller's entry, in order; None: no caller's
+        self._undo: list[tuple[Running, int, float, int | None]] | None = None
+        if snap is not None:
+            self.now, self.total, self.free = snap.time, snap.total_nodes, snap.free
+            self.running: dict[int, Running] = {j.job_id: running_of(j) for j in snap.running}
+            self.pending: list[Job] = list(snap.pending)
+        elif state is not None:
+            self.now, self.total, self.free, running, self.pending = state
+            self.running = running.copy()
+            self._undo = []
+        else:
+            raise TypeError("WorkingView needs a snapshot or a state")
         self.decisions: list[Decision] = []
         # Every change to this copy records a decision, so the decision count versions it: the
         # profile and the malleable jobs, asked for several times per call, are built once per version.
@@ -144,7 +163,16 @@ class WorkingView:
             raise RuntimeError(f"start job {job.job_id} on {nodes} nodes with {self.free} free")
         self.free -= nodes
         _remove_same(self.pending, job)
-        self.running[job.job_id] = Running(job, nodes, self.now + scaled_duration(job, nodes))
+        # as running_of(job) would show the pending job (no start time, its requested limit)
+        self.running[job.job_id] = Running(
+            job.job_id,
+            nodes,
+            self.now + scaled_duration(job, nodes),
+            job.malleable,
+            job.start_time if job.start_time is not None else 0.0,
+            job.submit_time,
+            job.time_limit,
+        )
         self.decisions.append(StartJob(job.job_id, nodes, reason))
 
     def resize(self, r: Running, new_size: int, reason: str, for_job: int | None = None) -> None:
@@ -155,6 +183,8 @@ class WorkingView:
         grow = new_size - r.size
         if grow > self.free:
             raise RuntimeError(f"expand job {r.job_id} by {grow} with {self.free} free")
+        if self._undo is not None:
+            self._undo.append((r, r.size, r.end, r.ask))
         if r.end != INF:
             r.end = self.now + max(r.end - self.now, 0.0) * r.size / new_size
         self.free -= grow
@@ -175,11 +205,22 @@ class WorkingView:
                 need, donors(), f"{reason}: shrink for evolving job {r.job_id}", r.job_id
             ):
                 continue
+            if self._undo is not None:
+                self._undo.append((r, r.size, r.end, r.ask))
             if r.end != INF:
                 r.end = self.now + max(r.end - self.now, 0.0) * r.size / r.ask
             self.free -= need
             self.decisions.append(Expand(r.job_id, r.ask, f"{reason}: evolving request granted"))
             r.size, r.ask = r.ask, None
+
+    def restore(self) -> None:
+        """Change the caller's entries (``state``) back to what they were before this copy
+        changed them: called once the decisions are taken, the copy is of no use after."""
+        undo = self._undo
+        if undo:
+            for r, size, end, ask in reversed(undo):
+                r.size, r.end, r.ask = size, end, ask
+            undo.clear()
 
     # --- shared building blocks -------------------------------------------------------------
     def reclaim(
@@ -392,6 +433,7 @@ def leading_starts(cl: WorkingView, start_size: Callable[[Job], int], reason: st
 __all__ = [
     "INF",
     "Running",
+    "ViewState",
     "WorkingView",
     "expected_end",
     "leading_starts",

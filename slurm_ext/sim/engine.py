@@ -10,8 +10,10 @@ How a run goes
 - the base scheduler pass (``fcfs``, ``easy``, ``backfill[:D]``, ``none``; see
   :mod:`slurm_ext.sim.schedulers`) starts what fits; it is skipped when the policy's
   ``schedules_jobs`` is true (the policy then starts every job with ``StartJob``);
-- if a policy is set, it is called as ``policy.decide(snapshot, None)`` and its decisions are
-  carried out (:meth:`Simulator.apply`); if any changed the machine, the base pass runs again
+- if a policy is set, it is called as ``policy.decide(snapshot, None)`` (a
+  :class:`~slurm_ext.policies.base.ViewPolicy` as ``policy.plan(view, None)``, on the working
+  copy of that snapshot built without it, :func:`~slurm_ext.sim.snapshot.build_view`) and its
+  decisions are carried out (:meth:`Simulator.apply`); if any changed the machine, the base pass runs again
   so that nodes freed by a shrink are used at once (as Slurm's scheduler would). Unless an
   evolving ask is open, ``policy.may_act(self)`` comes first: when the policy can tell from
   the counters (free nodes, queued sizes, running malleable sizes) that it would only say
@@ -26,7 +28,8 @@ killed at the limit (state ``TIMEOUT``).
 
 Policies (``slurm_ext.policies.base.Policy``)
 ----------------------------------------------
-A policy sees a :class:`slurm_ext.model.Snapshot` built by :meth:`Simulator.snapshot`:
+A policy sees a :class:`slurm_ext.model.Snapshot` built by :meth:`Simulator.snapshot` (a view
+policy the :class:`~slurm_ext.policies.working_view.WorkingView` of it):
 
 - ``nodes``: one ``Node`` per simulated node, the first ``free`` ones ``IDLE`` (node identities are
   not tracked: the machine is node-exclusive and homogeneous, so only counts matter);
@@ -90,6 +93,7 @@ from typing import TYPE_CHECKING, Any
 
 from slurm_ext.decisions import Decision, Expand, NoAction, RaisePriority, Shrink, StartJob
 from slurm_ext.model import MalleableSpec
+from slurm_ext.policies.base import ViewPolicy
 from slurm_ext.sim.core import ARRIVE, CHECK, END, EVOLVE, TIMER, EventQueue
 from slurm_ext.sim.jobtable import JobTable
 from slurm_ext.sim.result import SimResult
@@ -100,7 +104,7 @@ from slurm_ext.sim.schedulers import (
     no_scheduler,
     shadow_and_extra,
 )
-from slurm_ext.sim.snapshot import SnapshotCache, build_snapshot
+from slurm_ext.sim.snapshot import SnapshotCache, build_snapshot, build_view
 from slurm_ext.sim.states import (
     CANCELLED,
     CLAIMED,
@@ -495,7 +499,7 @@ class Simulator:
             # only say NoAction (DMR at most events); an open evolving ask always calls.
             policy = self.policy
             if policy is not None and (self.evolve_asking or policy.may_act(self)):
-                decisions = policy.decide(self.snapshot(), None)
+                decisions = self._decide(policy, None)
                 if decisions and self.apply(decisions):
                     self._stable = 0
                     self._pass(self)
@@ -669,7 +673,7 @@ class Simulator:
             return
         self.evolve_asking[i] = target
         try:
-            decisions = self.policy.decide(self.snapshot(), [self.table.jid[i]])
+            decisions = self._decide(self.policy, [self.table.jid[i]])
             if decisions:
                 self.apply(decisions)
         finally:
@@ -682,7 +686,7 @@ class Simulator:
     def _check_point(self, i: int) -> None:
         version = self.table.ver[i]
         if self.policy is not None:
-            decisions = self.policy.decide(self.snapshot(), [self.table.jid[i]])
+            decisions = self._decide(self.policy, [self.table.jid[i]])
             if decisions:
                 self.apply(decisions)
         # A resize already scheduled the next check point under the new version.
@@ -707,6 +711,17 @@ class Simulator:
         i = self.queue[0]
         spec = self.table.spec.get(i)
         return self.table.size[i] if spec is None else spec.min_nodes
+
+    def _decide(self, policy: Policy, asking: list[int] | None) -> list[Decision]:
+        """The policy's answer now: a policy that plans on a working copy gets one built from the
+        columns (no snapshot), any other a snapshot."""
+        if isinstance(policy, ViewPolicy):
+            cl = build_view(self)  # on the snapshot cache's entries: changed back after the call
+            try:
+                return policy.plan(cl, asking)
+            finally:
+                cl.restore()
+        return policy.decide(self.snapshot(), asking)
 
     def snapshot(self) -> Snapshot:
         if self.snapshot_cache is None:

@@ -1,10 +1,12 @@
 """Building the policy's :class:`~slurm_ext.model.Snapshot` from the simulator's columns.
 
-Only called when a policy (or a controller) asks: rigid baselines never build snapshots.
-The encoding is described in :mod:`slurm_ext.sim.engine`; :func:`easy_view` gives EJB's view
-of EASY from any snapshot, live or simulated. What one snapshot keeps for the next is a
+Only called when a policy (or a controller) asks: rigid baselines never build snapshots. A
+view policy gets :func:`build_view` instead: the working copy it plans on, built from the same
+cache without a snapshot (a Running entry per running job is a fraction of a Job). The
+encoding is described in :mod:`slurm_ext.sim.engine`; :func:`easy_view` gives EJB's view of
+EASY from any snapshot, live or simulated. What one snapshot keeps for the next is a
 :class:`SnapshotCache` (``Simulator.snapshot_cache``): the engine tells it which jobs changed,
-:func:`build_snapshot` reads and refills it.
+:func:`build_snapshot` and :func:`build_view` read and refill it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState, Snapshot
+from slurm_ext.policies.working_view import Running, WorkingView
 from slurm_ext.sim.schedulers import EasyView, shadow_and_extra
 
 if TYPE_CHECKING:
@@ -70,6 +73,12 @@ class SnapshotCache:
     # (``running_tuple``, built at that count) is reused until then; also its ``jobs`` tuple.
     run_ver: int = 0
     running_tuple: tuple[int, tuple[Job, ...]] = (-1, ())
+    # The same for working copies built without a snapshot (build_view): (job id, entry) per
+    # running job, the entries by job id in running order at ``run_ver``, and the queue and its
+    # Job list at the last view.
+    running_entries: dict[int, tuple[int, Running]] = field(default_factory=dict)
+    view_running: tuple[int, dict[int, Running]] = (-1, {})
+    queue_list: tuple[list[int], list[Job]] = ([], [])
     # The queue and its Job tuple at the last snapshot.
     pending_tuple: tuple[list[int], tuple[Job, ...]] = ([], ())
     jobs_tuple: tuple[tuple[Job, ...], tuple[Job, ...], tuple[Job, ...]] = ((), (), ())
@@ -77,11 +86,13 @@ class SnapshotCache:
     def running_changed(self, i: int) -> None:
         """Job ``i`` started or was resized."""
         self.running_jobs.pop(i, None)
+        self.running_entries.pop(i, None)
         self.run_ver += 1
 
     def ended(self, i: int) -> None:
         """Running job ``i`` ended (completed, killed or cancelled)."""
         self.running_jobs.pop(i, None)
+        self.running_entries.pop(i, None)
         self.pending_jobs.pop(i, None)
         self.run_ver += 1
 
@@ -90,6 +101,7 @@ class SnapshotCache:
         may read the same as before (a raised head)."""
         self.pending_jobs.pop(i, None)
         self.pending_tuple = ([], ())
+        self.queue_list = ([], [])
 
     def dequeued(self, i: int) -> None:
         """Queued job ``i`` left the queue without starting (cancelled)."""
@@ -101,6 +113,9 @@ class SnapshotCache:
             self.pending_jobs.copy(),
             self.run_ver,
             self.running_tuple,
+            {},  # entries are changed in place during a call: a copy builds its own
+            (-1, {}),
+            self.queue_list,
             self.pending_tuple,
             self.jobs_tuple,
         )
@@ -136,19 +151,7 @@ def build_snapshot(sim: SimView) -> Snapshot:
     if ver_key != cache.run_ver or asking:
         run_t = _running_tuple(sim, cache.running_jobs)
         cache.running_tuple = (-1 if asking else cache.run_ver, run_t)
-    # Queued jobs change only when raised (the engine then drops their Job and this tuple). The
-    # tuple of the last snapshot is reused while the queue is the same list, and extended when
-    # jobs were only appended (an arrival): comparing int lists runs at C speed, mapping the
-    # whole queue to Job objects at every event cost O(queue) Python calls (DMR keeps ~200).
-    q = sim.queue
-    last_q, pend_t = cache.pending_tuple
-    if q != last_q:
-        k = len(last_q)
-        if k and len(q) > k and q[k - 1] == last_q[-1] and q[:k] == last_q:
-            pend_t = pend_t + _pending_tuple(sim, cache.pending_jobs, q[k:])
-        else:
-            pend_t = _pending_tuple(sim, cache.pending_jobs, q)
-        cache.pending_tuple = (q.copy(), pend_t)
+    pend_t = _queue_tuple(sim, cache)
     last_run, last_pend, jobs = cache.jobs_tuple
     if run_t is not last_run or pend_t is not last_pend:
         jobs = run_t + pend_t
@@ -168,6 +171,94 @@ def build_snapshot(sim: SimView) -> Snapshot:
         pending=pend_t,
     )
     return snap
+
+
+def build_view(sim: SimView) -> WorkingView:
+    """The working copy a :class:`~slurm_ext.policies.base.ViewPolicy` plans on, the same as
+    ``WorkingView(build_snapshot(sim))`` without the snapshot: on the cache's Running entries
+    (one per running job, kept until the job is resized or ends; the caller must ``restore()``
+    the copy after the call) and the queued jobs' (shared) Job objects."""
+    cache = sim.snapshot_cache
+    if cache is None:
+        cache = sim.snapshot_cache = SnapshotCache()
+    asking = sim.evolve_asking
+    ver_key, entries = cache.view_running
+    if ver_key != cache.run_ver or asking:
+        entries = _running_entries(sim, cache.running_entries)
+        cache.view_running = (-1 if asking else cache.run_ver, entries)
+    return WorkingView(state=(sim.now, sim.total_nodes, sim.free, entries, _queue_list(sim, cache)))
+
+
+def _queue_list(sim: SimView, cache: SnapshotCache) -> list[Job]:
+    """The queued jobs' Job objects in queue order (a new list): a copy of the last call's while
+    the queue is the same, else one map at C speed, building the few missing first (arrivals)."""
+    q = sim.queue
+    last_q, jobs = cache.queue_list
+    if q != last_q:
+        pcache = cache.pending_jobs
+        missing = set(q).difference(pcache)
+        if missing:
+            for i in sorted(missing):
+                pcache[i] = _pending_job(sim, i)
+        jobs = list(map(pcache.__getitem__, q))
+        cache.queue_list = (q.copy(), jobs)
+    return jobs.copy()
+
+
+def _running_entries(sim: SimView, cache: dict[int, tuple[int, Running]]) -> dict[int, Running]:
+    """Running jobs' entries by expected end, each cached (with its job id) until its job is
+    resized or ends; a job asking to evolve gets an entry of its own (never cached) that shows
+    its ask."""
+    order = list(map(_second, sim.ends))
+    asking = sim.evolve_asking
+    if asking:
+        jid = sim.table.jid
+        return {
+            jid[i]: _running_entry(sim, i) if i in asking else _cached_entry(sim, cache, i) for i in order
+        }
+    for i in set(order).difference(cache):
+        cache[i] = (sim.table.jid[i], _running_entry(sim, i))
+    return dict(map(cache.__getitem__, order))
+
+
+def _cached_entry(sim: SimView, cache: dict[int, tuple[int, Running]], i: int) -> Running:
+    pair = cache.get(i)
+    if pair is None:
+        pair = cache[i] = (sim.table.jid[i], _running_entry(sim, i))
+    return pair[1]
+
+
+def _running_entry(sim: SimView, i: int) -> Running:
+    """What ``running_of`` makes of :func:`_running_job`'s Job, without the Job."""
+    table = sim.table
+    size = table.size[i]
+    exp = sim.exp_end[i]
+    target = sim.evolve_asking.get(i)
+    spec = table.spec.get(i)
+    if target is not None:
+        spec = MalleableSpec(size, target, preferred=target)
+    st = table.start_t[i]
+    return Running(
+        table.jid[i], size, exp, spec, st, table.sub[i], None if math.isinf(exp) else exp - st, target
+    )
+
+
+def _queue_tuple(sim: SimView, cache: SnapshotCache) -> tuple[Job, ...]:
+    """The queued jobs' Job objects in queue order."""
+    # Queued jobs change only when raised (the engine then drops their Job and this tuple). The
+    # tuple of the last snapshot is reused while the queue is the same list, and extended when
+    # jobs were only appended (an arrival): comparing int lists runs at C speed, mapping the
+    # whole queue to Job objects at every event cost O(queue) Python calls (DMR keeps ~200).
+    q = sim.queue
+    last_q, pend_t = cache.pending_tuple
+    if q != last_q:
+        k = len(last_q)
+        if k and len(q) > k and q[k - 1] == last_q[-1] and q[:k] == last_q:
+            pend_t = pend_t + _pending_tuple(sim, cache.pending_jobs, q[k:])
+        else:
+            pend_t = _pending_tuple(sim, cache.pending_jobs, q)
+        cache.pending_tuple = (q.copy(), pend_t)
+    return pend_t
 
 
 def _running_tuple(sim: SimView, cache: dict[int, Job]) -> tuple[Job, ...]:

@@ -4,6 +4,7 @@ that lost one answer does not (so the benchmark's equality check can fail)."""
 from __future__ import annotations
 
 from slurm_ext.decisions import NoAction
+from slurm_ext.policies.working_view import WorkingView
 from slurm_ext.sim import Simulator
 from slurm_ext.sim.registry import resolve
 from slurm_ext.workloads.model import MalleableRule
@@ -41,25 +42,26 @@ def test_the_bound_replay_is_called_at_every_call_and_gives_the_policys_schedule
     )
     r = resolve("dbes")
     calls = [0]
-    decide = r.policy.decide
+    plan = r.policy.plan  # the simulator calls a view policy's plan (no snapshot)
 
-    def counted(snap, asking=None):  # type: ignore[no-untyped-def]
+    def counted(cl, asking=None):  # type: ignore[no-untyped-def]
         calls[0] += 1
-        return decide(snap, asking)
+        return plan(cl, asking)
 
-    r.policy.decide = counted  # type: ignore[method-assign]
+    r.policy.plan = counted  # type: ignore[method-assign]
     want, answers = child.replay_floor(wl, r, Simulator(wl, r.scheduler, r.policy))
     bound = child.ViewReplay(answers, answers.said)
     views = [0]
-    real = bound.decide
+    real = bound.plan
 
-    def seen(snap, asking=None):  # type: ignore[no-untyped-def]
+    def seen(cl, asking=None):  # type: ignore[no-untyped-def]
+        assert isinstance(cl, WorkingView)
         views[0] += 1
-        return real(snap, asking)
+        return real(cl, asking)
 
-    bound.decide = seen  # type: ignore[method-assign]
+    bound.plan = seen  # type: ignore[method-assign]
     sim = Simulator(wl, r.scheduler, bound)
     sim.run()
     assert child.schedule(sim) == want
-    assert views[0] == calls[0] > 0  # none skipped: a snapshot wherever the policy had one
+    assert views[0] == calls[0] > 0  # none skipped: a working copy wherever the policy had one
     assert not bound.said
