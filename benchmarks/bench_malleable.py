@@ -16,16 +16,18 @@ Rows: ``easy`` is a full run (``Simulator(...).run()``: the schedule, the utilis
 recorded at every instant, and the ``SimResult``), the target row; ``easy-sched`` computes only
 what the textbook loop computes, the schedule (no timeline, no result object): like with like,
 shown beside the target row, not instead of it. ``--split`` also times each policy's ``decide``
-calls (a timer around every call, so those runs are slightly slower) and prints the rest, the
-simulator's own work for that run (events, snapshots, carrying out decisions), against EASY.
+calls (``plan`` for a view policy; a timer around every call, so those runs are slightly slower)
+and prints the rest, the simulator's own work for that run (events, snapshots or working copies,
+carrying out decisions), against EASY.
 ``--floor`` adds a row per policy for the engine alone: the policy's answers are recorded in
 a first run, then a second, timed run gets the same answers from a policy that computes nothing
 and builds no snapshot (the schedules are checked to be the same). What a policy costs beyond
 that row is its calls: snapshots, working copies and ``decide``.
 ``--bound`` adds a row per policy for the least a policy that plans on the working copy pays
 (DBES, SD, minAgree; DMR plans on its own index, so its row is no bound for it): the same
-replay, now called wherever the policy was, building the snapshot and the working copy each
-time, and nothing more (no profile, no pass over the queue).
+replay, now called wherever the policy was, with the working copy the simulator builds for such
+a policy (``build_view``: no snapshot) each time, and nothing more (no profile, no pass over
+the queue).
 ``--rounds R`` runs the whole sequence R times and keeps each row's fastest run (and highest
 peak), so that the rows compared ran interleaved: a shared machine's speed drifts by more than
 the differences measured (a fixed 10M-iteration loop took 1.06-1.61 s, five runs in a row at
@@ -95,7 +97,7 @@ def main() -> int:
     ap.add_argument(
         "--bound",
         action="store_true",
-        help="also time the engine, snapshots and working copies, same decisions",
+        help="also time the engine and the working copies, same decisions",
     )
     ap.add_argument("--rounds", type=int, default=1, help="run every row this many times, interleaved")
     ap.add_argument(
