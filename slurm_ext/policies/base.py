@@ -113,4 +113,6 @@ class ViewPolicy(Policy):
 
     @abstractmethod
     def plan(self, cl: WorkingView, asking: Sequence[int] | None = None) -> list[Decision]:
-        """Plan on ``cl`` (a fresh view, the caller's no more) and return ``cl.decisions``."""
+        """Plan on ``cl`` and return ``cl.decisions``. The copy's Running entries may be the
+        caller's (``WorkingView(state=...)``, changed back after the call): read them during
+        the call only, keep none for the next."""

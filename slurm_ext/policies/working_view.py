@@ -46,7 +46,7 @@ def max_size(job: Job) -> int:
 class Running:
     """A running job in the working copy: current size and expected end, and what the policies
     read of its job (fields, not the Job: the simulator builds these from its columns, see
-    :meth:`WorkingView.from_rows`)."""
+    ``slurm_ext.sim.snapshot.build_view``)."""
 
     job_id: int
     size: int
