@@ -74,11 +74,9 @@ class SnapshotCache:
     run_ver: int = 0
     running_tuple: tuple[int, tuple[Job, ...]] = (-1, ())
     # The same for working copies built without a snapshot (build_view): (job id, entry) per
-    # running job, the entries by job id in running order at ``run_ver``, and the queue and its
-    # Job list at the last view.
+    # running job, and the entries by job id in running order at ``run_ver``.
     running_entries: dict[int, tuple[int, Running]] = field(default_factory=dict)
     view_running: tuple[int, dict[int, Running]] = (-1, {})
-    queue_list: tuple[list[int], list[Job]] = ([], [])
     # The queue and its Job tuple at the last snapshot.
     pending_tuple: tuple[list[int], tuple[Job, ...]] = ([], ())
     jobs_tuple: tuple[tuple[Job, ...], tuple[Job, ...], tuple[Job, ...]] = ((), (), ())
@@ -101,7 +99,6 @@ class SnapshotCache:
         may read the same as before (a raised head)."""
         self.pending_jobs.pop(i, None)
         self.pending_tuple = ([], ())
-        self.queue_list = ([], [])
 
     def dequeued(self, i: int) -> None:
         """Queued job ``i`` left the queue without starting (cancelled)."""
@@ -115,7 +112,6 @@ class SnapshotCache:
             self.running_tuple,
             {},  # entries are changed in place during a call: a copy builds its own
             (-1, {}),
-            self.queue_list,
             self.pending_tuple,
             self.jobs_tuple,
         )
@@ -177,7 +173,7 @@ def build_view(sim: SimView) -> WorkingView:
     """The working copy a :class:`~slurm_ext.policies.base.ViewPolicy` plans on, the same as
     ``WorkingView(build_snapshot(sim))`` without the snapshot: on the cache's Running entries
     (one per running job, kept until the job is resized or ends; the caller must ``restore()``
-    the copy after the call) and the queued jobs' (shared) Job objects."""
+    the copy after the call) and a list of the snapshot's (shared) queued Job objects."""
     cache = sim.snapshot_cache
     if cache is None:
         cache = sim.snapshot_cache = SnapshotCache()
@@ -186,23 +182,7 @@ def build_view(sim: SimView) -> WorkingView:
     if ver_key != cache.run_ver or asking:
         entries = _running_entries(sim, cache.running_entries)
         cache.view_running = (-1 if asking else cache.run_ver, entries)
-    return WorkingView(state=(sim.now, sim.total_nodes, sim.free, entries, _queue_list(sim, cache)))
-
-
-def _queue_list(sim: SimView, cache: SnapshotCache) -> list[Job]:
-    """The queued jobs' Job objects in queue order (a new list): a copy of the last call's while
-    the queue is the same, else one map at C speed, building the few missing first (arrivals)."""
-    q = sim.queue
-    last_q, jobs = cache.queue_list
-    if q != last_q:
-        pcache = cache.pending_jobs
-        missing = set(q).difference(pcache)
-        if missing:
-            for i in sorted(missing):
-                pcache[i] = _pending_job(sim, i)
-        jobs = list(map(pcache.__getitem__, q))
-        cache.queue_list = (q.copy(), jobs)
-    return jobs.copy()
+    return WorkingView(state=(sim.now, sim.total_nodes, sim.free, entries, list(_queue_tuple(sim, cache))))
 
 
 def _running_entries(sim: SimView, cache: dict[int, tuple[int, Running]]) -> dict[int, Running]:
