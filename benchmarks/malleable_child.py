@@ -59,6 +59,8 @@ class Replay(Policy):
     def may_act(self, state: QueueCounts) -> bool:
         kind, yes = self.said.popleft()
         assert kind == "may"
+        if self.skip_idle and yes and self.said[0][0] == "idle":
+            return not self.said.popleft()[1]  # the call the policy's still_idle skipped, skipped
         if self.skip_idle and yes and all(isinstance(d, NoAction) for d in self.said[0][1]):
             self.said.popleft()  # changes nothing: skip it, as may_act would
             return False
@@ -81,6 +83,11 @@ class ViewReplay(Replay, ViewPolicy):
     def plan(self, cl: WorkingView, asking: Sequence[int] | None = None) -> list[Decision]:
         return Replay.decide(self, None, asking)  # type: ignore[arg-type]
 
+    def still_idle(self, now: float) -> bool:
+        kind, said = self.said.popleft()
+        assert kind == "idle"
+        return bool(said)
+
 
 def entry(policy: Policy) -> str:
     """The method the simulator calls for ``policy``'s answers (see ``Simulator._decide``)."""
@@ -99,8 +106,17 @@ def replay_floor(wl: Workload, r: Resolved, sim: Simulator) -> tuple[Schedule, R
     its schedule and a :class:`Replay` of them, for a :class:`NoSnapshot` simulator."""
     policy = r.policy
     assert policy is not None
-    said: deque[tuple[str, Any]] = deque()  # ("may", bool) and ("decide", decisions), in call order
+    # ("may", bool), ("idle", bool) and ("decide", decisions), in call order
+    said: deque[tuple[str, Any]] = deque()
     may_act, decide = policy.may_act, getattr(policy, entry(policy))
+    if isinstance(policy, ViewPolicy):
+        still_idle = policy.still_idle
+
+        def recorded_still_idle(now: float) -> bool:
+            said.append(("idle", still_idle(now)))
+            return bool(said[-1][1])
+
+        policy.still_idle = recorded_still_idle  # type: ignore[method-assign]
 
     def recorded_may_act(state: QueueCounts) -> bool:
         said.append(("may", may_act(state)))

@@ -23,7 +23,10 @@ How a caller (simulator or live control service) runs a policy
 5. Optionally, before building the snapshot, ask ``may_act`` with the state's counters
    (:class:`QueueCounts`): ``False`` means the call would return only ``NoAction``, so the
    simulator skips it (at most events, for DMR). The answer is exact, not a heuristic: the
-   results are the same with and without the skip.
+   results are the same with and without the skip. A ``ViewPolicy`` whose last call decided
+   nothing may likewise say, through ``still_idle(now)``, that the next call would not either
+   when only arrivals happened since (the simulator checks that; DBES says so when no idle node
+   and its StartLater jobs are as before).
 
 Sizes
 -----
@@ -110,6 +113,14 @@ class ViewPolicy(Policy):
 
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
         return self.plan(WorkingView(snap), asking)
+
+    def still_idle(self, now: float) -> bool:
+        """True only if ``plan(view, None)`` at time ``now`` would decide nothing and change
+        nothing the policy keeps, where ``view`` is the view of this policy's last call (which
+        decided nothing, with no evolving ask open) at ``now``, with jobs appended to its queue.
+        A caller that knows that is all that changed (the simulator) may skip the call then. The
+        default never says so. Like ``may_act``, exact, not a heuristic."""
+        return False
 
     @abstractmethod
     def plan(self, cl: WorkingView, asking: Sequence[int] | None = None) -> list[Decision]:

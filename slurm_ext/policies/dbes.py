@@ -62,9 +62,13 @@ class DBES(ViewPolicy):
         self._forgot: tuple[WorkingView, tuple[int, int]] | None = None
         # the last StartLater pass, for the backfill (see _backfill_resume); dropped after use
         self._pass: tuple[WorkingView, int, SnapshotProfile, int, list[tuple[Job, float]]] | None = None
+        # (time, first release after it) of the last call if it may be repeated (see still_idle)
+        self._idle: tuple[float, float] | None = None
+        self._steady: tuple[float, float] | None = None  # what the call's first StartLater pass found
 
     # ------------------------------------------------------------------------------------
     def plan(self, cl: WorkingView, asking: Sequence[int] | None = None) -> list[Decision]:
+        self._idle = self._steady = None
         if not cl.pending and cl.free == 0 and not any(r.ask for r in cl.running.values()):
             # Nothing to start and no node to give (about one call in ten): only the marks move.
             self._forget_idle(cl)
@@ -89,7 +93,21 @@ class DBES(ViewPolicy):
             later = cl.backfill(self.depth, min_size, "DBES: backfill", *resume)
             self._second_expansion(cl, later)
         self._forgot = None  # holds the working copy
+        if not cl.decisions:
+            self._idle = self._steady
         return cl.decisions
+
+    def still_idle(self, now: float) -> bool:
+        """Whether a call now, with only jobs appended to the queue since the last call (which
+        decided nothing), decides nothing too. So it does when that call had no idle node and
+        found its ``depth`` StartLater jobs, and no running job's expected end lies between then
+        and ``now``: the availability profile is then the same but for its first step's start,
+        where no job fits (no idle node), so each StartLater job gets the same reservation and the
+        pass stops before the appended jobs; the dependencies and donors are the same, and without
+        idle nodes neither the backfill nor step 2 runs. The expansion marks are as that call left
+        them, and it would leave them so."""
+        idle = self._idle
+        return idle is not None and (now == idle[0] or now < idle[1])
 
     # ------------------------------------------------------------------------------------
     def _forget_gone(self, cl: WorkingView) -> None:
@@ -129,6 +147,7 @@ class DBES(ViewPolicy):
     def _start_later(self, cl: WorkingView) -> list[tuple[Job, float]]:
         """StartLater jobs with their reservation times, without starting anything."""
         prof = cl.profile()
+        first = prof.times[1] if len(prof.times) > 1 else INF  # the first release after now
         out: list[tuple[Job, float]] = []
         clean = True  # every job passed was reserved or too large: the backfill would do the same
         k = 0
@@ -152,6 +171,8 @@ class DBES(ViewPolicy):
             prof.reserve(t, dur, n)
             out.append((job, t))
         self._pass = (cl, len(cl.decisions), prof, k, out) if clean else None
+        if not cl.decisions and cl.free == 0 and len(out) == depth:
+            self._steady = (now, first)  # see still_idle
         return out
 
     def _backfill_resume(

@@ -86,6 +86,7 @@ SCALARS = frozenset(
         "decisions",
         "wall_time",
         "_steps",
+        "_idle_call",  # a tuple, replaced, never changed
     }
 )
 SPECIAL = frozenset({"table", "events", "controller"})

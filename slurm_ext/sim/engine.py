@@ -256,6 +256,9 @@ class Simulator:
         self.snapshot_cache: SnapshotCache | None = None
         # malleable_sizes()'s answer until a malleable job starts, ends or is resized (None: stale).
         self.malleable_now: list[tuple[int, MalleableSpec]] | None = None
+        # What a view policy's last call saw when it decided nothing (None otherwise): the running
+        # set's version and the queue (see _decide).
+        self._idle_call: tuple[int, list[int]] | None = None
 
         # Run accounting.
         self.busy_area = 0.0  # node-seconds busy
@@ -716,12 +719,38 @@ class Simulator:
         """The policy's answer now: a policy that plans on a working copy gets one built from the
         columns (no snapshot), any other a snapshot."""
         if isinstance(policy, ViewPolicy):
+            idle = self._idle_call
+            self._idle_call = None
+            ask = asking is not None or bool(self.evolve_asking)
+            if idle is not None and not ask and self._unchanged_since(idle) and policy.still_idle(self.now):
+                self._idle_call = idle
+                return []
             cl = build_view(self)  # on the snapshot cache's entries: changed back after the call
             try:
-                return policy.plan(cl, asking)
+                decisions = policy.plan(cl, asking)
             finally:
                 cl.restore()
+            if not decisions and not ask:
+                cache = self.snapshot_cache
+                assert cache is not None  # built by build_view
+                self._idle_call = (cache.run_ver, cache.pending_tuple[0])
+            return decisions
         return policy.decide(self.snapshot(), asking)
+
+    def _unchanged_since(self, idle: tuple[int, list[int]]) -> bool:
+        """Whether only arrivals changed the state since the call that saw ``idle``: no job
+        started, ended or was resized (the running set's version, which build_view keys its
+        entries by; the idle nodes change only with it), and the queue is that call's with jobs
+        appended (not raised, nor cancelled)."""
+        run_ver, queue = idle
+        cache = self.snapshot_cache
+        q = self.queue
+        return (
+            cache is not None
+            and cache.run_ver == run_ver
+            and len(q) >= len(queue)
+            and q[: len(queue)] == queue
+        )
 
     def snapshot(self) -> Snapshot:
         if self.snapshot_cache is None:

@@ -10,6 +10,7 @@ import pytest
 from slurm_ext.decisions import Decision
 from slurm_ext.model import MalleableSpec, Snapshot
 from slurm_ext.policies.base import Policy, ViewPolicy
+from slurm_ext.policies.dbes import DBES
 from slurm_ext.policies.working_view import Running, WorkingView
 from slurm_ext.sim import EvolvingSpec, Simulator, Workload
 from slurm_ext.sim.registry import resolve
@@ -83,6 +84,34 @@ def test_the_view_is_the_snapshots_copy_at_every_call_and_the_schedule_the_same(
     plain.run()
     assert _schedule(sim) == _schedule(plain)
     assert len(sim.resize_log) > 0
+
+
+class CountedDBES(DBES):
+    """DBES, counting the calls it plans and those the simulator skips on its word."""
+
+    planned = skipped = 0
+
+    def plan(self, cl: WorkingView, asking: Sequence[int] | None = None) -> list[Decision]:
+        self.planned += 1
+        return super().plan(cl, asking)
+
+    def still_idle(self, now: float) -> bool:
+        said = super().still_idle(now)
+        self.skipped += said
+        return said
+
+
+def test_calls_skipped_as_still_idle_give_the_same_schedule() -> None:
+    wl = MalleableRule(fraction=0.5, seed=0).apply(
+        generate(SyntheticConfig(jobs=2000, nodes=64, seed=5, load=0.9))
+    )
+    counted = CountedDBES()
+    sim = Simulator(wl, "none", counted, check_period=600)
+    sim.run()
+    assert counted.skipped > 50 and counted.planned > 1000
+    plain = Simulator(wl, "none", ThroughSnapshot(DBES()), check_period=600)  # a snapshot each call, no skip
+    plain.run()
+    assert _schedule(sim) == _schedule(plain)
 
 
 def test_restore_gives_the_caller_its_entries_back() -> None:
