@@ -64,11 +64,11 @@ class DBES(ViewPolicy):
         self._pass: tuple[WorkingView, int, SnapshotProfile, int, list[tuple[Job, float]]] | None = None
         # (time, first release after it) of the last call if it may be repeated (see still_idle)
         self._idle: tuple[float, float] | None = None
-        self._steady: tuple[float, float] | None = None  # what the call's first StartLater pass found
+        self._steady: tuple[float, float] | None = None  # what the call's last StartLater pass found
 
     # ------------------------------------------------------------------------------------
     def plan(self, cl: WorkingView, asking: Sequence[int] | None = None) -> list[Decision]:
-        self._idle = self._steady = None
+        self._idle = None
         if not cl.pending and cl.free == 0 and not any(r.ask for r in cl.running.values()):
             # Nothing to start and no node to give (about one call in ten): only the marks move.
             self._forget_idle(cl)
@@ -171,8 +171,9 @@ class DBES(ViewPolicy):
             prof.reserve(t, dur, n)
             out.append((job, t))
         self._pass = (cl, len(cl.decisions), prof, k, out) if clean else None
-        if not cl.decisions and cl.free == 0 and len(out) == depth:
-            self._steady = (now, first)  # see still_idle
+        # see still_idle. Set at every pass, not reset in plan: mypy would narrow the attribute to
+        # None in plan after a reset there, and the compiled plan would check that type.
+        self._steady = (now, first) if not cl.decisions and cl.free == 0 and len(out) == depth else None
         return out
 
     def _backfill_resume(
