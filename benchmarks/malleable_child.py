@@ -60,7 +60,9 @@ class Replay(Policy):
         kind, yes = self.said.popleft()
         assert kind == "may"
         if self.skip_idle and yes and self.said[0][0] == "idle":
-            return not self.said.popleft()[1]  # the call the policy's still_idle skipped, skipped
+            self.said.popleft()
+            if not self.said or self.said[0][0] != "decide":
+                return False  # a call the simulator skipped on the policy's still_idle: skipped
         if self.skip_idle and yes and all(isinstance(d, NoAction) for d in self.said[0][1]):
             self.said.popleft()  # changes nothing: skip it, as may_act would
             return False

@@ -257,8 +257,11 @@ class Simulator:
         # malleable_sizes()'s answer until a malleable job starts, ends or is resized (None: stale).
         self.malleable_now: list[tuple[int, MalleableSpec]] | None = None
         # What a view policy's last call saw when it decided nothing (None otherwise): the running
-        # set's version and the queue (see _decide).
+        # set's version and the queue (see _decide); only for a policy that may skip calls.
         self._idle_call: tuple[int, list[int]] | None = None
+        self._may_skip = isinstance(policy, ViewPolicy) and (
+            type(policy).still_idle is not ViewPolicy.still_idle
+        )
 
         # Run accounting.
         self.busy_area = 0.0  # node-seconds busy
@@ -717,12 +720,13 @@ class Simulator:
 
     def _decide(self, policy: Policy, asking: list[int] | None) -> list[Decision]:
         """The policy's answer now: a policy that plans on a working copy gets one built from the
-        columns (no snapshot), any other a snapshot."""
+        columns (no snapshot), any other a snapshot. No call (no answer) when the last one decided
+        nothing, only arrivals happened since, and the policy says so it would again (``still_idle``)."""
         if isinstance(policy, ViewPolicy):
             idle = self._idle_call
             self._idle_call = None
             ask = asking is not None or bool(self.evolve_asking)
-            if idle is not None and not ask and self._unchanged_since(idle) and policy.still_idle(self.now):
+            if idle is not None and not ask and policy.still_idle(self.now) and self._unchanged_since(idle):
                 self._idle_call = idle
                 return []
             cl = build_view(self)  # on the snapshot cache's entries: changed back after the call
@@ -730,7 +734,7 @@ class Simulator:
                 decisions = policy.plan(cl, asking)
             finally:
                 cl.restore()
-            if not decisions and not ask:
+            if not decisions and not ask and self._may_skip:
                 cache = self.snapshot_cache
                 assert cache is not None  # built by build_view
                 self._idle_call = (cache.run_ver, cache.pending_tuple[0])
