@@ -85,10 +85,21 @@ class ViewReplay(Replay, ViewPolicy):
     def plan(self, cl: WorkingView, asking: Sequence[int] | None = None) -> list[Decision]:
         return Replay.decide(self, None, asking)  # type: ignore[arg-type]
 
+
+class IdleViewReplay(ViewReplay):
+    """A :class:`ViewReplay` of a policy that says when calls may be skipped (DBES): the simulator
+    asks it where it asked the policy, and it gives back the policy's recorded answer."""
+
     def still_idle(self, now: float) -> bool:
         kind, said = self.said.popleft()
         assert kind == "idle"
         return bool(said)
+
+
+def view_replay(of: Policy, said: deque[tuple[str, Any]]) -> ViewReplay:
+    """The replay the simulator treats as it treated ``of`` (asked ``still_idle`` or not)."""
+    says_idle = type(of).still_idle is not ViewPolicy.still_idle  # type: ignore[attr-defined]
+    return (IdleViewReplay if says_idle else ViewReplay)(of, said)
 
 
 def entry(policy: Policy) -> str:
@@ -170,7 +181,7 @@ def one_run(wl: Workload, policy: str, mode: str) -> tuple[float, dict[str, Any]
         if mode == "floor":
             make = NoSnapshot
         else:
-            answers = ViewReplay(answers, answers.said)
+            answers = view_replay(r.policy, answers.said)
     t0 = time.perf_counter()  # building the job table counts, as the reference's lists do
     sim = make(wl, r.scheduler, answers)
     res = sim.run()

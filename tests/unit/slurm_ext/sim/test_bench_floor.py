@@ -3,6 +3,8 @@ that lost one answer does not (so the benchmark's equality check can fail)."""
 
 from __future__ import annotations
 
+import pytest
+
 from slurm_ext.decisions import NoAction
 from slurm_ext.policies.working_view import WorkingView
 from slurm_ext.sim import Simulator
@@ -35,12 +37,13 @@ def test_the_replay_gives_the_policys_schedule_and_a_lost_answer_changes_it() ->
     assert child.schedule(replay) != want
 
 
-def test_the_bound_replay_is_called_at_every_call_and_gives_the_policys_schedule() -> None:
+@pytest.mark.parametrize("name", ["dbes", "sd"])  # DBES has calls skipped on its word, SD none
+def test_the_bound_replay_is_called_at_every_call_and_gives_the_policys_schedule(name: str) -> None:
     child = load("malleable_child")
     wl = MalleableRule(fraction=0.5, seed=0).apply(
         generate(SyntheticConfig(jobs=400, nodes=64, seed=1, load=0.8))
     )
-    r = resolve("dbes")
+    r = resolve(name)
     calls = [0]
     plan = r.policy.plan  # the simulator calls a view policy's plan (no snapshot)
 
@@ -50,7 +53,7 @@ def test_the_bound_replay_is_called_at_every_call_and_gives_the_policys_schedule
 
     r.policy.plan = counted  # type: ignore[method-assign]
     want, answers = child.replay_floor(wl, r, Simulator(wl, r.scheduler, r.policy))
-    bound = child.ViewReplay(answers, answers.said)
+    bound = child.view_replay(r.policy, answers.said)
     views = [0]
     real = bound.plan
 
