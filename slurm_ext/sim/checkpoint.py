@@ -88,6 +88,7 @@ SCALARS = frozenset(
         "wall_time",
         "_steps",
         "_idle_call",  # a tuple, replaced, never changed
+        "_timeline_deferred",
     }
 )
 SPECIAL = frozenset({"table", "events", "controller"})

@@ -116,6 +116,7 @@ from slurm_ext.sim.states import (
     TIMEOUT,
     Rejected,
 )
+from slurm_ext.sim.timeline import Timeline, rigid_timeline
 from slurm_ext.workloads.model import INF, EvolvingSpec, SimJob, Workload, speedup
 
 if TYPE_CHECKING:
@@ -272,6 +273,18 @@ class Simulator:
         self.t_busy = array("l")
         self.t_running = array("l")
         self.t_queued = array("l")
+        # A plain rigid run records no rows as it goes: they follow from its job table
+        # (timeline.py) and are computed when asked for. Whatever could break that (a controller,
+        # submit, cancel, resize, a timer, decisions, a second step at one instant) first writes
+        # the rows so far into the arrays above, which then record (_record_timeline).
+        self._timeline_deferred = (
+            record_timeline
+            and policy is None
+            and controller is None
+            and not table.evolving
+            and check_period is None
+            and all(getattr(type(self), m) is getattr(Simulator, m) for m in _INLINED)
+        )
         self.rejected: list[Rejected] = []
         self.resize_log: list[tuple[float, int, int, int]] = []  # (time, job id, old, new)
         self.decisions = 0
@@ -288,6 +301,7 @@ class Simulator:
 
     def attach(self, controller: SimController) -> None:
         """Attach an external controller (one at a time); calls ``controller.attach(self)``."""
+        self._record_timeline()
         self.controller = controller
         controller.attach(self)
 
@@ -336,7 +350,7 @@ class Simulator:
         ver, state, work, lim, spec = table.ver, table.state, table.work, table.lim, table.spec
         cancelled = self._cancelled_timers
         total = self.total_nodes
-        timeline = self.record_timeline
+        timeline = self.record_timeline and not self._timeline_deferred
         t_times, t_busy = self.t_times.append, self.t_busy.append
         t_running, t_queued = self.t_running.append, self.t_queued.append
         ends, queue = self.ends, self.queue
@@ -367,6 +381,11 @@ class Simulator:
                     self.frag_area += free * dt
                     self.queue_time += dt
                 self.last_t = t
+            elif self._timeline_deferred and self._steps:
+                # A second step at one instant (a job that ran for no time ended): the rows
+                # would no longer follow from the table. Those so far are written; record on.
+                self._record_timeline()
+                timeline = True
             self.now = t
             while heap:
                 ev = heap[0]
@@ -434,6 +453,21 @@ class Simulator:
         if progress is not None:
             progress(self._arr, self._n_trace)
         self.wall_time += _time.perf_counter() - t0
+
+    def _record_timeline(self) -> None:
+        """Write a deferred timeline's rows so far, and record rows from now on."""
+        if self._timeline_deferred:
+            rows = rigid_timeline(self.table, self._arr)
+            self._timeline_deferred = False
+            for recorded, column in zip(self.timeline_columns(), rows, strict=True):
+                recorded.extend(column)
+
+    def timeline_columns(self) -> Timeline:
+        """The run's timeline so far: one row per handled instant (time, busy nodes, running
+        jobs, queued jobs), each column an array; empty without ``record_timeline``."""
+        if self._timeline_deferred:
+            return rigid_timeline(self.table, self._arr)
+        return self.t_times, self.t_busy, self.t_running, self.t_queued
 
     def _account(self, t: float) -> None:
         dt = t - self.last_t
@@ -764,6 +798,7 @@ class Simulator:
     def apply(self, decisions: Sequence[Decision]) -> bool:
         """Carry out decisions in order; returns whether any changed the machine or queue."""
         changed = False
+        self._record_timeline()
         self.decisions += len(decisions)
         apply_one = self._apply_one
         for k, d in enumerate(decisions):
@@ -873,6 +908,7 @@ class Simulator:
             raise ValueError(f"job needs {nodes} nodes; the machine has {self.total_nodes}")
         if time_limit <= 0 or run_time < 0:
             raise ValueError(f"time limit must be > 0 and run time >= 0, got {time_limit}, {run_time}")
+        self._record_timeline()
         t = self.now if at is None else max(self.now, at)
         jid = self._next_id
         self._next_id += 1
@@ -883,6 +919,7 @@ class Simulator:
     def cancel(self, job_id: int) -> None:
         """Cancel a pending or running job (a finished job is left as it is)."""
         i = self.table.index_of[job_id]
+        self._record_timeline()
         st = self.table.state[i]
         if st == PENDING:
             self.queue.remove(i)
@@ -912,6 +949,7 @@ class Simulator:
                 f"job {job_id} on {self.table.size[i]} nodes cannot hold {new_size} ({self.free} free)"
             )
         if new_size != self.table.size[i]:
+            self._record_timeline()
             self._resize(i, new_size)
 
     def settle(self) -> None:
@@ -949,6 +987,7 @@ class Simulator:
 
     def set_timer(self, when: float, key: Any = None) -> int:
         """Call ``controller.on_timer(sim, key)`` at ``when`` (not before now); returns a handle."""
+        self._record_timeline()
         return self.events.push(max(self.now, when), TIMER, key)
 
     def cancel_timer(self, handle: int) -> None:

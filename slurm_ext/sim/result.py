@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -10,6 +9,7 @@ import numpy as np
 
 from slurm_ext.sim.jobtable import SimView
 from slurm_ext.sim.states import STATE_NAMES, Rejected
+from slurm_ext.sim.timeline import Timeline
 from slurm_ext.workloads.model import SkippedJob
 
 
@@ -24,15 +24,13 @@ class FinishedRun(SimView, Protocol):
     busy_area: float
     frag_area: float
     queue_time: float
-    t_times: array
-    t_busy: array
-    t_running: array
-    t_queued: array
     rejected: list[Rejected]
     resize_log: list[tuple[float, int, int, int]]
     decisions: int
     evolve_granted: set[int]
     wall_time: float
+
+    def timeline_columns(self) -> Timeline: ...
 
 
 @dataclass
@@ -77,6 +75,7 @@ class SimResult:
         if table.spec:
             malleable[list(table.spec)] = True
         first = table.sub[0] if sim.trace_jobs else 0.0
+        times, busy, running, queued = sim.timeline_columns()
         return cls(
             workload=sim.workload_name,
             scheduler=sim.scheduler_name,
@@ -99,10 +98,10 @@ class SimResult:
             t_first=first,
             t_last=sim.now,
             timeline={
-                "time": np.frombuffer(sim.t_times, dtype=float).copy(),
-                "busy": np.frombuffer(sim.t_busy, dtype=np.int64).copy(),
-                "running": np.frombuffer(sim.t_running, dtype=np.int64).copy(),
-                "queued": np.frombuffer(sim.t_queued, dtype=np.int64).copy(),
+                "time": np.frombuffer(times, dtype=float).copy(),
+                "busy": np.frombuffer(busy, dtype=np.int64).copy(),
+                "running": np.frombuffer(running, dtype=np.int64).copy(),
+                "queued": np.frombuffer(queued, dtype=np.int64).copy(),
             },
             skipped=list(sim.skipped),
             rejected=list(sim.rejected),
