@@ -962,6 +962,7 @@ class Simulator:
         """Handle what is due at the current instant (jobs just submitted arrive) and take a
         scheduling step, as a run does after every event. For a driver outside :meth:`run`
         (:class:`slurm_ext.sim.cluster.SimCluster`); never from a controller's callback."""
+        self._record_timeline()  # a step outside the loop has no row of its own
         steps = self._steps
         self.advance(until=math.nextafter(self.now, INF))
         if self._steps == steps:
