@@ -146,6 +146,11 @@ __all__ = [
 _INLINED = ("_account", "_handle", "_finish", "_arrive", "_enqueue", "_schedule")
 
 
+def _inlines(cls: type) -> bool:
+    """Whether Simulator.advance may do inline what ``_INLINED`` does for a run of ``cls``."""
+    return all(getattr(cls, m) is getattr(Simulator, m) for m in _INLINED)
+
+
 class DecisionError(RuntimeError):
     """A policy decision that the simulated cluster cannot carry out (``strict=True`` only)."""
 
@@ -283,7 +288,7 @@ class Simulator:
             and controller is None
             and not table.evolving
             and check_period is None
-            and all(getattr(type(self), m) is getattr(Simulator, m) for m in _INLINED)
+            and _inlines(type(self))
         )
         self.rejected: list[Rejected] = []
         self.resize_log: list[tuple[float, int, int, int]] = []  # (time, job id, old, new)
@@ -344,8 +349,7 @@ class Simulator:
         pass_ = self._pass
         # The loop below does inline what _account, _handle (job ends), _arrive and _schedule
         # (rigid runs) do, unless a subclass changed them (then it calls them).
-        cls = type(self)
-        plain = all(getattr(cls, m) is getattr(Simulator, m) for m in _INLINED)
+        plain = _inlines(type(self))
         rigid = plain and self.policy is None
         ver, state, work, lim, spec = table.ver, table.state, table.work, table.lim, table.spec
         cancelled = self._cancelled_timers
@@ -463,10 +467,10 @@ class Simulator:
     def _record_timeline(self) -> None:
         """Write a deferred timeline's rows so far, and record rows from now on."""
         if self._timeline_deferred:
-            rows = rigid_timeline(self.table, self._arr)
             self._timeline_deferred = False
-            for recorded, column in zip(self.timeline_columns(), rows, strict=True):
-                recorded.extend(column)
+            recorded = (self.t_times, self.t_busy, self.t_running, self.t_queued)
+            for column, rows in zip(recorded, rigid_timeline(self.table, self._arr), strict=True):
+                column.extend(rows)
 
     def timeline_columns(self) -> Timeline:
         """The run's timeline so far: one row per handled instant (time, busy nodes, running
