@@ -63,7 +63,11 @@ class QueueCounts(Protocol):
 
     free: int  # idle nodes
     total_nodes: int
-    qsizes: Sequence[int]  # pending jobs that could start if nodes were free, per size (index = nodes)
+
+    @property
+    def qsizes(self) -> Sequence[int]:
+        """Pending jobs that could start if nodes were free, per size (index = nodes)."""
+        ...
 
     def malleable_sizes(self) -> list[tuple[int, MalleableSpec]]:
         """``(node_count, malleable)`` of every running malleable job (none with an evolving ask);

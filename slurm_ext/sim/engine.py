@@ -468,7 +468,7 @@ class Simulator:
         """Write a deferred timeline's rows so far, and record rows from now on."""
         if self._timeline_deferred:
             self._timeline_deferred = False
-            recorded = (self.t_times, self.t_busy, self.t_running, self.t_queued)
+            recorded: tuple[array[Any], ...] = (self.t_times, self.t_busy, self.t_running, self.t_queued)
             for column, rows in zip(recorded, rigid_timeline(self.table, self._arr), strict=True):
                 column.extend(rows)
 

@@ -1,7 +1,8 @@
 """The compiled build (``ELASTIC_MYPYC=1``, see setup.py) decides exactly as the pure one.
 
-Builds the wheel with every policy module compiled by mypyc, from a copy of the tree (a compiled
-build must leave nothing in the checkout), and runs the simulator's regression cases on it:
+Builds the wheel with every policy module and the snapshot builder compiled by mypyc, from a
+copy of the tree (a compiled build must leave nothing in the checkout), and runs the
+simulator's regression cases on it:
 kth-small and ESP under every policy, and the whole KTH-SP2 trace where ``../shared/traces``
 has it. Needs a C compiler and mypy (the test extra).
 """
@@ -47,6 +48,7 @@ def test_the_compiled_policies_give_every_regression_case_unchanged(tmp_path: Pa
         z.extractall(site)
     compiled = {p.name.split(".")[0] for p in (site / "slurm_ext" / "policies").glob("*.so")}
     assert compiled == set(POLICY_MODULES)
+    assert list((site / "slurm_ext" / "sim").glob("snapshot.*.so")), "the snapshot builder is compiled too"
 
     env = {**os.environ, "PYTHONPATH": str(site), "ELASTIC_MYPYC": ""}
     probe = "import slurm_ext.policies.dbes as m; print(m.__file__)"
