@@ -92,14 +92,46 @@ class _QueueIndex:
             for job in new:
                 self._add(job)
             return
-        # anything else changed: rebuilt at C speed (reversed, so that a size's first position stays)
+        # anything else changed: the eligible jobs found again, then the sizes' first positions
         self.version += 1
+        if total == self.total and k:
+            eligible, sizes = self._carried(pending)
+        else:
+            eligible = eligible_pending(snap)
+            sizes = list(map(_node_count, eligible))
         self.pending, self.total = pending, total
-        self.eligible = eligible = eligible_pending(snap)
-        self.sizes = sizes = list(map(_node_count, eligible))
+        self.eligible, self.sizes = eligible, sizes
+        # (reversed, so that a size's first position stays)
         first = dict(zip(reversed(sizes), range(len(sizes) - 1, -1, -1), strict=True))
         self.keys = sorted(first)
         self.firsts = list(map(first.__getitem__, self.keys))
+
+    def _carried(self, pending: tuple[Job, ...]) -> tuple[list[Job], list[int]]:
+        """``eligible_pending`` of ``pending`` and their sizes, on the same machine as the last
+        snapshot: a job of that snapshot (the same object, so the same fields) keeps its answer,
+        only the others are tested. Most changes are jobs leaving the queue (started), whose
+        rest is then matched in one walk; with a long queue (DMR's) testing every job again at
+        every start was the larger part of a call."""
+        old, old_eligible, old_sizes = self.pending, self.eligible, self.sizes
+        eligible: list[Job] = []
+        sizes: list[int] = []
+        n, j, e = len(pending), 0, 0
+        ne = len(old_eligible)
+        for job in old:  # pending's jobs of the old queue, in the old order, are matched
+            was = e < ne and old_eligible[e] is job
+            if j < n and pending[j] is job:
+                j += 1
+                if was:
+                    eligible.append(job)
+                    sizes.append(old_sizes[e])
+            if was:
+                e += 1
+        total = self.total
+        for job in pending[j:]:  # new, or moved ahead of an old job: tested
+            if _eligible(job, total):
+                eligible.append(job)
+                sizes.append(job.node_count)
+        return eligible, sizes
 
     def _add(self, job: Job) -> None:
         size = job.node_count
