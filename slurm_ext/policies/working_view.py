@@ -264,16 +264,10 @@ class WorkingView:
         """Give ``nodes`` idle nodes one at a time to the job holding the fewest (capped by max),
         so sizes are equalised (``000_*`` §II, equipartitioning)."""
         target = {r.job_id: r.size for r in jobs}
-        # one node at a time to the job then holding the fewest (ties: earlier start, lower id)
-        heap = [(r.size, r.start, r.job_id, r.max) for r in jobs if r.size < r.max]
-        heapify(heap)
-        for _ in range(min(nodes, self.free)):
-            if not heap:
-                break
-            size, start, jid, high = heappop(heap)
-            target[jid] = size + 1
-            if size + 1 < high:
-                heappush(heap, (size + 1, start, jid, high))
+        grow = [r for r in jobs if r.size < r.max]
+        budget = min(nodes, self.free)
+        if grow and budget > 0:
+            target.update(water_fill([(r.size, r.max, r.start, r.job_id) for r in grow], budget))
         for r in jobs:
             self.resize(r, target[r.job_id], reason, for_job)
 
@@ -409,6 +403,40 @@ class WorkingView:
         for _, dur, n in early:
             prof.reserve(self.now, dur, n)
         return prof
+
+
+def water_fill(jobs: list[tuple[int, int, float, int]], nodes: int) -> dict[int, int]:
+    """New sizes by job id when ``nodes`` nodes are given one at a time to the job then holding
+    the fewest (ties: earlier start, lower id), each up to its max; ``jobs`` are ``(size, max,
+    start, job id)``. Computed by level, not node by node (up to hundreds of idle nodes per call):
+    that giving raises every job below some level ``L`` to ``L`` (or its max), then gives one more
+    node to each of the first jobs, in (start, id) order, that are then at ``L`` below their max."""
+
+    def cost(level: int) -> int:  # nodes that raise every job to ``level`` (or its max)
+        return sum(min(level, high) - size for size, high, _, _ in jobs if size < level)
+
+    low = min(size for size, _, _, _ in jobs)
+    high = max(top for _, top, _, _ in jobs)
+    if cost(high) <= nodes:  # enough for every job's max
+        return {jid: top for _, top, _, jid in jobs}
+    while high - low > 1:  # the highest level the nodes reach: cost(low) <= nodes < cost(high)
+        mid = (low + high) // 2
+        if cost(mid) <= nodes:
+            low = mid
+        else:
+            high = mid
+    left = nodes - cost(low)
+    sizes: dict[int, int] = {}
+    at_level: list[tuple[float, int]] = []  # (start, id) of the jobs at ``low`` that may grow
+    for size, top, start, jid in jobs:
+        new = min(low, top) if size < low else size
+        sizes[jid] = new
+        if new == low < top:
+            at_level.append((start, jid))
+    at_level.sort()
+    for _, jid in at_level[:left]:
+        sizes[jid] += 1
+    return sizes
 
 
 def _remove_same(jobs: list[Job], job: Job) -> None:
