@@ -412,20 +412,18 @@ def water_fill(jobs: list[tuple[int, int, float, int]], nodes: int) -> dict[int,
     that giving raises every job below some level ``L`` to ``L`` (or its max), then gives one more
     node to each of the first jobs, in (start, id) order, that are then at ``L`` below their max."""
 
-    def cost(level: int) -> int:  # nodes that raise every job to ``level`` (or its max)
-        return sum(min(level, high) - size for size, high, _, _ in jobs if size < level)
-
-    low = min(size for size, _, _, _ in jobs)
-    high = max(top for _, top, _, _ in jobs)
-    if cost(high) <= nodes:  # enough for every job's max
+    low, high = jobs[0][0], jobs[0][1]
+    for size, top, _, _ in jobs:
+        low, high = min(low, size), max(high, top)
+    if _fill_cost(jobs, high) <= nodes:  # enough for every job's max
         return {jid: top for _, top, _, jid in jobs}
     while high - low > 1:  # the highest level the nodes reach: cost(low) <= nodes < cost(high)
         mid = (low + high) // 2
-        if cost(mid) <= nodes:
+        if _fill_cost(jobs, mid) <= nodes:
             low = mid
         else:
             high = mid
-    left = nodes - cost(low)
+    left = nodes - _fill_cost(jobs, low)
     sizes: dict[int, int] = {}
     at_level: list[tuple[float, int]] = []  # (start, id) of the jobs at ``low`` that may grow
     for size, top, start, jid in jobs:
@@ -437,6 +435,15 @@ def water_fill(jobs: list[tuple[int, int, float, int]], nodes: int) -> dict[int,
     for _, jid in at_level[:left]:
         sizes[jid] += 1
     return sizes
+
+
+def _fill_cost(jobs: list[tuple[int, int, float, int]], level: int) -> int:
+    """Nodes that raise every job of :func:`water_fill` to ``level`` (or its max)."""
+    cost = 0
+    for size, top, _, _ in jobs:
+        if size < level:
+            cost += (level if level < top else top) - size
+    return cost
 
 
 def _remove_same(jobs: list[Job], job: Job) -> None:

@@ -76,6 +76,9 @@ class SnapshotCache:
     # The same for working copies built without a snapshot (build_view): (job id, entry) per
     # running job, and the entries by job id in running order at ``run_ver``.
     running_entries: dict[int, tuple[int, Running]] = field(default_factory=dict)
+    # Jobs whose entry was dropped (started or resized) and that still run: build_view builds
+    # those before it looks every entry up (a miss there costs an exception and a set of all).
+    unbuilt: set[int] = field(default_factory=set)
     view_running: tuple[int, dict[int, Running]] = (-1, {})
     # The queue and its Job tuple at the last snapshot.
     pending_tuple: tuple[list[int], tuple[Job, ...]] = ([], ())
@@ -85,12 +88,14 @@ class SnapshotCache:
         """Job ``i`` started or was resized."""
         self.running_jobs.pop(i, None)
         self.running_entries.pop(i, None)
+        self.unbuilt.add(i)
         self.run_ver += 1
 
     def ended(self, i: int) -> None:
         """Running job ``i`` ended (completed, killed or cancelled)."""
         self.running_jobs.pop(i, None)
         self.running_entries.pop(i, None)
+        self.unbuilt.discard(i)
         self.pending_jobs.pop(i, None)
         self.run_ver += 1
 
@@ -111,6 +116,7 @@ class SnapshotCache:
             self.run_ver,
             self.running_tuple,
             {},  # entries are changed in place during a call: a copy builds its own
+            self.unbuilt.copy(),
             (-1, {}),
             self.pending_tuple,
             self.jobs_tuple,
@@ -180,32 +186,45 @@ def build_view(sim: SimView) -> WorkingView:
     asking = sim.evolve_asking
     ver_key, entries = cache.view_running
     if ver_key != cache.run_ver or asking:
-        entries = _running_entries(sim, cache.running_entries)
+        entries = _running_entries(sim, cache)
         cache.view_running = (-1 if asking else cache.run_ver, entries)
     return WorkingView(state=(sim.now, sim.total_nodes, sim.free, entries, list(_queue_tuple(sim, cache))))
 
 
-def _running_entries(sim: SimView, cache: dict[int, tuple[int, Running]]) -> dict[int, Running]:
+def _running_entries(sim: SimView, cached: SnapshotCache) -> dict[int, Running]:
     """Running jobs' entries by expected end, each cached (with its job id) until its job is
     resized or ends; a job asking to evolve gets an entry of its own (never cached) that shows
     its ask."""
+    cache = cached.running_entries
     order = list(map(_second, sim.ends))
     asking = sim.evolve_asking
     if asking:
         jid = sim.table.jid
         return {
-            jid[i]: _running_entry(sim, i) if i in asking else _cached_entry(sim, cache, i) for i in order
+            jid[i]: _running_entry(sim, i) if i in asking else _cached_entry(sim, cache, i)[1] for i in order
         }
-    for i in set(order).difference(cache):
-        cache[i] = (sim.table.jid[i], _running_entry(sim, i))
-    return dict(map(cache.__getitem__, order))
+    if cached.unbuilt:
+        running, jid = sim.exp_end, sim.table.jid
+        for i in cached.unbuilt:
+            if i in running:
+                cache[i] = (jid[i], _running_entry(sim, i))
+        cached.unbuilt.clear()
+    if len(order) < 2:  # itemgetter needs one index and gives a tuple for two or more
+        return {jid: entry for jid, entry in [_cached_entry(sim, cache, i) for i in order]}
+    get = itemgetter(*order)  # every entry looked up in C (see _pending_tuple)
+    try:
+        return dict(get(cache))
+    except KeyError:  # a copied cache (a checkpoint's) starts with no entries
+        for i in set(order).difference(cache):
+            cache[i] = (sim.table.jid[i], _running_entry(sim, i))
+        return dict(get(cache))
 
 
-def _cached_entry(sim: SimView, cache: dict[int, tuple[int, Running]], i: int) -> Running:
+def _cached_entry(sim: SimView, cache: dict[int, tuple[int, Running]], i: int) -> tuple[int, Running]:
     pair = cache.get(i)
     if pair is None:
         pair = cache[i] = (sim.table.jid[i], _running_entry(sim, i))
-    return pair[1]
+    return pair
 
 
 def _running_entry(sim: SimView, i: int) -> Running:
