@@ -50,12 +50,13 @@ class MinAgree(ViewPolicy):
         step 3 has nothing to give) and the malleable jobs cannot together give the first
         pending job the nodes it needs (step 2 stops at it); or idle nodes, nothing pending and
         every malleable job at its max. Anything else may act: ``decide`` answers."""
+        # The running jobs are asked for only when the answer needs them (a call into the caller).
         head = state.head_min_size()
-        running = state.malleable_sizes()
         if state.free > 0:
-            return head is not None or any(cur < spec.max_nodes for cur, spec in running)
+            return head is not None or any(cur < spec.max_nodes for cur, spec in state.malleable_sizes())
         if head is None:
             return False
         if head > state.total_nodes:
             return True  # step 2 skips a job that can never start: the next one may
+        running = state.malleable_sizes()
         return sum(cur - spec.min_nodes for cur, spec in running if cur > spec.min_nodes) >= head
