@@ -42,7 +42,7 @@ def max_size(job: Job) -> int:
     return job.malleable.max_nodes if job.malleable else job.node_count
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Running:
     """A running job in the working copy: current size and expected end, and what the policies
     read of its job (fields, not the Job: the simulator builds these from its columns, see
@@ -55,7 +55,29 @@ class Running:
     start: float  # start time (0.0 if unknown)
     submit: float
     limit: float | None  # the job's current time limit (None: unlimited)
-    ask: int | None = None  # target size of an open evolving request
+    ask: int | None  # target size of an open evolving request
+
+    # Written out: mypyc compiles this one to C, where the dataclass's generated __init__ runs as
+    # Python (half the cost of building the working copy's entries, one per start and resize).
+    def __init__(
+        self,
+        job_id: int,
+        size: int,
+        end: float,
+        spec: MalleableSpec | None,
+        start: float,
+        submit: float,
+        limit: float | None,
+        ask: int | None = None,
+    ) -> None:
+        self.job_id = job_id
+        self.size = size
+        self.end = end
+        self.spec = spec
+        self.start = start
+        self.submit = submit
+        self.limit = limit
+        self.ask = ask
 
     @property
     def malleable(self) -> bool:
