@@ -71,5 +71,9 @@ def test_the_kept_index_is_the_one_a_fresh_call_builds(data: st.DataObject) -> N
         fresh = _QueueIndex()
         fresh.update(snap)
         assert _fields(index) == _fields(fresh)
+        # and a fresh one is what it says: each size's first eligible job, sizes ascending
+        assert index.keys == sorted(set(index.sizes))
+        assert index.firsts == [index.sizes.index(k) for k in index.keys]
+        assert index.sizes == [j.node_count for j in index.eligible]
         if (index.keys, index.firsts) != (before[2], before[3]):
             assert index.version != version, "first positions changed without a new version"
