@@ -4,7 +4,7 @@
 
 compiles ``slurm_ext/policies/`` with mypyc (the same source, as C extensions next to it), and
 ``slurm_ext/sim/snapshot.py``, which builds the snapshots and working copies the policies are
-called with (in a malleable run, about a fifth of the time outside the policies): the malleable
+called with (about a fifth of a compiled DBES run): the malleable
 simulations take about half the time (README, "Simulator speed"), and decisions are the same
 (``tests/unit/slurm_ext/policies/test_compiled.py``). The engine stays interpreted: a rigid run
 never calls into these modules. Without ``ELASTIC_MYPYC=1`` the
