@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
 from functools import lru_cache
 from operator import itemgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState, Snapshot
 from slurm_ext.policies.working_view import Running, WorkingView
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 
 _new_snapshot = object.__new__
+_V = TypeVar("_V")
 _second = itemgetter(1)
 
 # Job objects built by setting their slots directly: the frozen dataclass's __init__ sets each of
@@ -201,30 +202,46 @@ def _running_entries(sim: SimView, cached: SnapshotCache) -> dict[int, Running]:
     if asking:
         jid = sim.table.jid
         return {
-            jid[i]: _running_entry(sim, i) if i in asking else _cached_entry(sim, cache, i)[1] for i in order
+            jid[i]: _running_entry(sim, i) if i in asking else _cached_entry(sim, cache, i) for i in order
         }
-    if cached.unbuilt:
-        running, jid = sim.exp_end, sim.table.jid
+    if cached.unbuilt:  # built here, so that the lookup below rarely misses (a copied cache's may)
+        running = sim.exp_end
         for i in cached.unbuilt:
             if i in running:
-                cache[i] = (jid[i], _running_entry(sim, i))
+                cache[i] = _entry_pair(sim, i)
         cached.unbuilt.clear()
-    if len(order) < 2:  # itemgetter needs one index and gives a tuple for two or more
-        return {jid: entry for jid, entry in [_cached_entry(sim, cache, i) for i in order]}
-    get = itemgetter(*order)  # every entry looked up in C (see _pending_tuple)
-    try:
-        return dict(get(cache))
-    except KeyError:  # a copied cache (a checkpoint's) starts with no entries
-        for i in set(order).difference(cache):
-            cache[i] = (sim.table.jid[i], _running_entry(sim, i))
-        return dict(get(cache))
+    return dict(_all_cached(sim, cache, order, _entry_pair))
 
 
-def _cached_entry(sim: SimView, cache: dict[int, tuple[int, Running]], i: int) -> tuple[int, Running]:
+def _cached_entry(sim: SimView, cache: dict[int, tuple[int, Running]], i: int) -> Running:
     pair = cache.get(i)
     if pair is None:
-        pair = cache[i] = (sim.table.jid[i], _running_entry(sim, i))
-    return pair
+        pair = cache[i] = _entry_pair(sim, i)
+    return pair[1]
+
+
+def _entry_pair(sim: SimView, i: int) -> tuple[int, Running]:
+    return sim.table.jid[i], _running_entry(sim, i)
+
+
+def _all_cached(
+    sim: SimView, cache: dict[int, _V], keys: list[int], build: Callable[[SimView, int], _V]
+) -> tuple[_V, ...]:
+    """``cache[k]`` for every key in order, the missing ones built (in key order) and kept first.
+    itemgetter looks them all up in C, where ``map(cache.__getitem__, keys)`` makes a call per key
+    (the queue is looked up again whenever it lost a job: ~200 jobs at every start in DMR's runs)."""
+    if len(keys) < 2:  # itemgetter needs a key and gives a tuple only for two or more
+        for k in keys:
+            if k not in cache:
+                cache[k] = build(sim, k)
+        return tuple([cache[k] for k in keys])
+    get = itemgetter(*keys)
+    try:
+        return get(cache)  # type: ignore[no-any-return]
+    except KeyError:
+        for k in sorted(set(keys).difference(cache)):  # found at C speed
+            cache[k] = build(sim, k)
+        return get(cache)  # type: ignore[no-any-return]
 
 
 def _running_entry(sim: SimView, i: int) -> Running:
@@ -291,25 +308,8 @@ def _cached_running(sim: SimView, cache: dict[int, Job], i: int) -> Job:
 
 
 def _pending_tuple(sim: SimView, pcache: dict[int, Job], indices: list[int]) -> tuple[Job, ...]:
-    """The queued jobs' Job objects: one lookup at C speed, building the few missing (new arrivals)."""
-    if len(indices) < 2:  # itemgetter needs one index and gives a tuple for two or more
-        return tuple([_cached_pending(sim, pcache, i) for i in indices])
-    # itemgetter looks every index up in C, where map(pcache.__getitem__) makes a call per index
-    # (the queue is mapped again whenever it lost a job: ~200 jobs at every start in DMR's runs)
-    get = itemgetter(*indices)
-    try:
-        return get(pcache)  # type: ignore[no-any-return]
-    except KeyError:
-        for i in sorted(set(indices).difference(pcache)):  # found at C speed, built in index order
-            pcache[i] = _pending_job(sim, i)
-        return get(pcache)  # type: ignore[no-any-return]
-
-
-def _cached_pending(sim: SimView, pcache: dict[int, Job], i: int) -> Job:
-    job = pcache.get(i)
-    if job is None:
-        job = pcache[i] = _pending_job(sim, i)
-    return job
+    """The queued jobs' Job objects, building the few missing (new arrivals)."""
+    return _all_cached(sim, pcache, indices, _pending_job)
 
 
 def _running_job(sim: SimView, i: int, exp: float) -> Job:
