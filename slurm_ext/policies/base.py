@@ -104,7 +104,8 @@ class Policy(ABC):
         """False only when ``decide(snapshot of state, None)`` would return nothing but
         :class:`~slurm_ext.decisions.NoAction`: a caller that knows ``state`` cheaply may skip
         the snapshot and the call then. The default never says so; a policy that says so must
-        keep no state from one call to the next that such a call would have changed."""
+        keep no state from one call to the next that such a call would have changed, unless its
+        next call changes it the same before reading it (DBES's marks of ended jobs)."""
         return True
 
 

@@ -36,7 +36,7 @@ from typing import ClassVar
 
 from slurm_ext.decisions import Decision
 from slurm_ext.model import Job
-from slurm_ext.policies.base import ViewPolicy
+from slurm_ext.policies.base import QueueCounts, ViewPolicy
 from slurm_ext.policies.profile import INF, SnapshotProfile
 from slurm_ext.policies.working_view import (
     Running,
@@ -96,6 +96,16 @@ class DBES(ViewPolicy):
         if not cl.decisions:
             self._idle = self._steady
         return cl.decisions
+
+    def may_act(self, state: QueueCounts) -> bool:
+        """False when nothing is pending, no mark names a StartLater job and no idle node can go
+        to a malleable job (none idle, or every malleable job at its max): about one call in ten.
+        Such a call decides nothing, and of the marks drops only those of jobs that ended or are
+        back at their min; the next call drops the same ones first (``_forget_gone``, or
+        ``_forget_idle``), as no job is resized in between, so nothing reads them before."""
+        if state.head_min_size() is not None or not all(f is None for f in self.expanded_for.values()):
+            return True
+        return state.free > 0 and any(cur < spec.max_nodes for cur, spec in state.malleable_sizes())
 
     def still_idle(self, now: float) -> bool:
         """Whether a call now, with only jobs appended to the queue since the last call (which

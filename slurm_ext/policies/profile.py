@@ -10,15 +10,21 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Iterable
+from operator import itemgetter
 
 INF = math.inf
+_time = itemgetter(0)
 
 
 def _sorted_releases(now: float, releases: Iterable[tuple[float, int]]) -> list[tuple[float, int]]:
     # An overdue running job (expected end <= now) still holds its nodes: its release is placed
     # just after now, never counted as free now. A job without a limit never releases them.
+    # Sorted by time alone (floats compare faster than tuples): releases at one time add up, so
+    # their order among themselves does not matter.
     soon = math.nextafter(now, INF)
-    return sorted([(t if t > soon else soon, n) for t, n in releases if n > 0 and t != INF])
+    rel = [(t if t > soon else soon, n) for t, n in releases if n > 0 and t != INF]
+    rel.sort(key=_time)
+    return rel
 
 
 def first_free(

@@ -12,7 +12,7 @@ job of remaining time ``r`` on ``n`` nodes has remaining time ``r * n / m`` on `
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from heapq import heapify, heappop, heappush
 
 from slurm_ext.decisions import Decision, Expand, Shrink, StartJob
@@ -56,6 +56,10 @@ class Running:
     submit: float
     limit: float | None  # the job's current time limit (None: unlimited)
     ask: int | None  # target size of an open evolving request
+    # the spec's bounds, read at every min/max (millions of times a run): a field of this class
+    # reads directly in the compiled build, the spec's through Python's attribute lookup
+    _lo: int = field(repr=False, compare=False)
+    _hi: int = field(repr=False, compare=False)
 
     # Written out: mypyc compiles this one to C, where the dataclass's generated __init__ runs as
     # Python (half the cost of building the working copy's entries, one per start and resize).
@@ -78,6 +82,11 @@ class Running:
         self.submit = submit
         self.limit = limit
         self.ask = ask
+        if spec is None:
+            self._lo = self._hi = 0
+        else:
+            self._lo = spec.min_nodes if spec.min_nodes > 1 else 1
+            self._hi = spec.max_nodes
 
     @property
     def malleable(self) -> bool:
@@ -88,17 +97,15 @@ class Running:
     @property
     def min(self) -> int:
         # A job never shrinks below its min, nor below 1.
-        spec = self.spec
-        if spec is None or self.ask is not None:
+        if self.spec is None or self.ask is not None:
             return self.size
-        return spec.min_nodes if spec.min_nodes > 1 else 1
+        return self._lo
 
     @property
     def max(self) -> int:
-        spec = self.spec
-        if spec is None or self.ask is not None:
+        if self.spec is None or self.ask is not None:
             return self.size
-        return spec.max_nodes
+        return self._hi
 
 
 # What a caller that keeps no snapshot (the simulator) hands WorkingView: time, total nodes, idle

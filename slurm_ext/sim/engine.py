@@ -554,6 +554,8 @@ class Simulator:
                     self._stable = 0
                     self._pass(self)
                     self._dirty = False
+            elif policy is not None:
+                self._idle_call = None  # still_idle speaks of the last call: this one was not made
             if ctrl is not None:
                 if self._started_now:
                     self._controller_started(ctrl)
@@ -579,7 +581,9 @@ class Simulator:
         n0 = table.size0[i]
         if nodes == n0:
             return 1.0
-        sf = table.serial.get(i, 0.0)
+        sf = table.serial.get(i)
+        if not sf:
+            return nodes / n0  # speedup(nodes, 0) / speedup(n0, 0): linear, the same float
         return speedup(nodes, sf) / speedup(n0, sf)
 
     def start_queued(self, i: int, nodes: int | None = None) -> None:
@@ -678,10 +682,12 @@ class Simulator:
             done, old_ref, old_rate = p
             done += max(0.0, now - old_ref) * old_rate
         n0 = table.size0[i]
+        sf = table.serial.get(i)
         if new == n0:
             rate = 1.0
+        elif not sf:
+            rate = new / n0  # speedup(new, 0) / speedup(n0, 0): linear, the same float
         else:
-            sf = table.serial.get(i, 0.0)
             rate = speedup(new, sf) / speedup(n0, sf)
         t_ref = max(now, old_ref) + self.resize_overhead
         self._stable = 0
@@ -707,7 +713,9 @@ class Simulator:
         v = table.ver[i] + 1
         table.ver[i] = v
         table.resizes[i] += 1
-        self.events.push(act, END, i, v)
+        events = self.events  # events.push, inline
+        events.seq += 1
+        heappush(events.heap, (act, END, events.seq, i, v))
         if table.evolving or self.check_period is not None:
             self._push_progress_events(i)
 
@@ -839,11 +847,26 @@ class Simulator:
                 return f"job is {STATE_NAMES[st]}, not RUNNING"
             cur = table.size[i]
             new = d.new_size  # type: ignore[union-attr]
-            if cls is Shrink and new < cur:
+            if cls is Shrink:
+                fits = new < cur
+            else:  # an evolving job's ask is granted below, not resized here
+                fits = cur < new <= cur + self.free and i not in self.evolve_asking
+            if fits:
                 spec = table.spec.get(i)
                 if spec is not None and spec.min_nodes <= new <= spec.max_nodes:
                     self._resize(i, new)
                     return None
+        elif cls is StartJob:  # the same checks as below
+            n = d.nodes  # type: ignore[union-attr]
+            spec = table.spec.get(i)
+            if (
+                st == PENDING
+                and n <= self.free
+                and (n == table.size0[i] if spec is None else spec.min_nodes <= n <= spec.max_nodes)
+            ):
+                self.queue.remove(i)
+                self.start_queued(i, n)
+                return None
         if isinstance(d, StartJob):
             if st != PENDING:
                 return f"job is {STATE_NAMES[st]}, not PENDING"

@@ -15,11 +15,14 @@ from hypothesis import strategies as st
 from slurm_ext.decisions import NoAction
 from slurm_ext.model import MalleableSpec, Snapshot
 from slurm_ext.policies.base import Policy
+from slurm_ext.policies.dbes import DBES
 from slurm_ext.policies.dmr import DMRPolicy
 from slurm_ext.policies.minagree import MinAgree
-from slurm_ext.sim import Simulator
+from slurm_ext.policies.sdpolicy import SDPolicy
+from slurm_ext.sim import EvolvingSpec, Simulator, Workload
 from slurm_ext.workloads import load_workload
 from slurm_ext.workloads.model import MalleableRule
+from slurm_ext.workloads.synthetic import SyntheticConfig, generate
 from tests.unit.slurm_ext.policies.helpers import make_snapshot, pending, running, snapshot
 
 
@@ -175,3 +178,73 @@ def test_every_skipped_event_of_a_run_would_have_carried_nothing_out(make: type[
         workload = MalleableRule(fraction=0.5, seed=0).apply(load_workload(name))
         Simulator(workload, "easy", checked.policy()).run()
     assert checked.skipped > 500 and checked.called > 100  # both ways taken, many times
+
+
+class AlwaysCalled:
+    """A stateful policy whose ``may_act`` always says True: every call is made."""
+
+    @staticmethod
+    def of(make: type[Policy]) -> Policy:
+        class Called(make):  # type: ignore[misc, valid-type]
+            def may_act(self, state: Simulator) -> bool:  # type: ignore[override]
+                return True
+
+        return Called()
+
+
+@pytest.mark.parametrize("make", [DBES, SDPolicy], ids=lambda m: m.name)
+def test_a_stateful_policy_that_skips_calls_schedules_as_if_every_call_was_made(make: type[Policy]) -> None:
+    # DBES and SD keep state between calls (marks, loans, requested times): a skipped call must
+    # leave nothing that a later call would read differently. The whole run is the check.
+    skipped = 0
+    for workload in _stateful_workloads():
+        policy = make()
+        calls = 0
+        may_act = policy.may_act
+
+        def counted(state: Simulator, may_act=may_act) -> bool:  # type: ignore[no-untyped-def]
+            nonlocal calls
+            acts = may_act(state)
+            calls += not acts
+            return acts
+
+        policy.may_act = counted  # type: ignore[method-assign]
+        runs = [Simulator(workload, "easy", p) for p in (policy, AlwaysCalled.of(make))]
+        for sim in runs:
+            sim.run()
+        a, b = runs
+        assert list(a.table.start_t) == list(b.table.start_t)
+        assert list(a.table.end_t) == list(b.table.end_t)
+        assert a.resize_log == b.resize_log and a.decisions == b.decisions
+        skipped += calls
+    assert skipped > 100
+
+
+def _stateful_workloads() -> list[Workload]:
+    """Half malleable; the last with evolving jobs too (every seventh rigid job asks for 2 more
+    nodes), whose asks DBES serves by shrinking the jobs it marked (its marks' order counts)."""
+    traces = [MalleableRule(fraction=0.5, seed=0).apply(load_workload(name)) for name in ("kth-small", "esp")]
+    synthetic = generate(SyntheticConfig(jobs=1500, nodes=32, seed=3, load=0.9))
+    wl = MalleableRule(fraction=0.5, seed=0).apply(synthetic)
+    jobs = [
+        j._replace(evolving=EvolvingSpec((0.2, 0.5), 2)) if j.malleable is None and k % 7 == 0 else j
+        for k, j in enumerate(wl.jobs)
+    ]
+    return [*traces, Workload(jobs, wl.nodes, "evolving")]
+
+
+def test_dbes_may_act_while_a_mark_names_a_job_even_with_nothing_pending() -> None:
+    # Nothing pending and every malleable job at its max: a call decides nothing. It would turn a
+    # mark made for a job (since started) into a mark for nobody, which the next call's evolving
+    # asks read (marks for nobody shrink first): so it is made while such a mark is left.
+    at_max = [(4, MalleableSpec(1, 4))]
+    policy = DBES()
+    assert not policy.may_act(Counts(2, [0] * 65, at_max))
+    policy.expanded_for[1] = None
+    assert not policy.may_act(Counts(2, [0] * 65, at_max))
+    policy.expanded_for[1] = 7
+    assert policy.may_act(Counts(2, [0] * 65, at_max))
+    policy.expanded_for[1] = None
+    assert policy.may_act(Counts(2, [0] * 65, [(3, MalleableSpec(1, 4))]))  # it may grow
+    assert not policy.may_act(Counts(0, [0] * 65, [(3, MalleableSpec(1, 4))]))  # with no idle node
+    assert policy.may_act(Counts(0, [0] * 65, at_max, head=2))  # something pending
