@@ -56,7 +56,7 @@ class SnapshotProfile:
     simulator's base passes use :class:`slurm_ext.sim.schedulers.SortedEndsProfile`, built from its
     sorted end list without these checks (a separate class because it runs at every event)."""
 
-    __slots__ = ("times", "free")
+    __slots__ = ("times", "free", "_found")
 
     def __init__(
         self,
@@ -66,6 +66,7 @@ class SnapshotProfile:
         *,
         steps: tuple[list[float], list[int]] | None = None,
     ) -> None:
+        self._found = 0  # index of the last start earliest_start found (a hint for reserve)
         if steps is not None:  # ``times`` and ``free`` given as they are (copy)
             self.times, self.free = steps
             return
@@ -105,7 +106,7 @@ class SnapshotProfile:
     def min_free(self, start: float, end: float) -> int:
         """Fewest free nodes over ``[start, end)``."""
         times, free = self.times, self.free
-        i = max(bisect_right(times, start) - 1, 0)
+        i = 0 if start <= times[0] else bisect_right(times, start) - 1  # from now, mostly
         low = free[i]
         n = len(times)
         j = i + 1
@@ -129,6 +130,7 @@ class SnapshotProfile:
             while j < n and times[j] < stop and free[j] >= nodes:
                 j += 1
             if j == n or times[j] >= stop:
+                self._found = k
                 return times[k]
             # segment j is short of nodes and lies in the window of every start up to it
             k = j + 1
@@ -139,20 +141,22 @@ class SnapshotProfile:
         if nodes <= 0 or duration <= 0 or start == INF:
             return
         times, free = self.times, self.free
-        # _split(start) and _split(end), inline (a reservation per queued job per call in SD)
-        i = bisect_right(times, start) - 1
-        if times[i] != start:
-            i += 1
-            times.insert(i, start)
-            free.insert(i, free[i - 1])
+        # _split(start), inline (a reservation per queued job per call in SD), where the start is
+        # not the one earliest_start just found (its index kept: the time there tells if it holds)
+        i = self._found
+        if i >= len(times) or times[i] != start:
+            i = 0 if start == times[0] else bisect_right(times, start) - 1  # starts now: the first
+            if times[i] != start:
+                i += 1
+                times.insert(i, start)
+                free.insert(i, free[i - 1])
+        # take the nodes from each segment up to the end, then _split(end) where that stops
         end = start + duration
-        if end != INF:
-            j = bisect_right(times, end) - 1
-            if times[j] != end:
-                j += 1
-                times.insert(j, end)
-                free.insert(j, free[j - 1])
-        else:
-            j = len(times)
-        for k in range(i, j):
-            free[k] -= nodes
+        n = len(times)
+        j = i
+        while j < n and times[j] < end:
+            free[j] -= nodes
+            j += 1
+        if end != INF and (j == n or times[j] != end):
+            times.insert(j, end)
+            free.insert(j, free[j - 1] + nodes)  # as before the reservation

@@ -44,3 +44,39 @@ def test_first_free_is_the_profiles_earliest_start_and_its_free_nodes(
     t, at = first_free(50.0, free, releases, nodes)
     assert t == prof.earliest_start(nodes, 25.0) == prof.earliest_start(nodes, INF)
     assert at == (0 if t == INF else prof.free[bisect_right(prof.times, t) - 1])
+
+
+def _free_at(times: list[float], free: list[int], t: float) -> int:
+    return free[bisect_right(times, t) - 1]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.integers(0, 6),
+    st.lists(st.tuples(st.sampled_from([10.0, 20.0, 20.0, 35.0, 70.0, INF]), st.integers(1, 3)), max_size=6),
+    st.lists(
+        st.tuples(
+            st.booleans(),  # at the earliest start found just before (reserve's kept index), or anywhere
+            st.sampled_from([0.0, 5.0, 10.0, 20.0, 25.0, 70.0, 80.0]),
+            st.sampled_from([1e-12, 5.0, 10.0, 15.0, 60.0, INF]),
+            st.integers(0, 3),
+        ),
+        max_size=8,
+    ),
+)
+def test_reserve_takes_the_nodes_over_its_window_and_nowhere_else(
+    free: int, releases: list[tuple[float, int]], asks: list[tuple[bool, float, float, int]]
+) -> None:
+    # Against the definition: after reserving, free nodes at any time t are those before, less
+    # ``nodes`` where start <= t < start + duration; breakpoints stay strictly increasing.
+    prof = SnapshotProfile(0.0, free, releases)
+    for found, start, duration, nodes in asks:
+        if found:
+            start = prof.earliest_start(nodes, duration)
+        before = (prof.times.copy(), prof.free.copy())
+        prof.reserve(start, duration, nodes)
+        probes = {*before[0], *prof.times, start, start + duration, 1e9} - {INF}
+        for t in probes:
+            inside = nodes > 0 and duration > 0 and start != INF and start <= t < start + duration
+            assert _free_at(prof.times, prof.free, t) == _free_at(*before, t) - (nodes if inside else 0)
+        assert all(a < b for a, b in zip(prof.times, prof.times[1:], strict=False))
