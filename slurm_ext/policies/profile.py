@@ -11,8 +11,9 @@ import math
 from bisect import bisect_right
 from collections.abc import Iterable
 from operator import itemgetter
+from typing import Final
 
-INF = math.inf
+INF: Final = math.inf  # Final: a C constant in the compiled build, not a module lookup per use
 _time = itemgetter(0)
 
 
