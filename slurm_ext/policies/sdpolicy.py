@@ -33,7 +33,7 @@ the ideal and worst-case models coincide).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from operator import attrgetter
@@ -214,100 +214,23 @@ class SDPolicy(ViewPolicy):
     def _best_set(
         self, mates: list[Running], need: int, duration: float, limit: float, caps: dict[int, int]
     ) -> tuple[tuple[tuple[int, int], ...], float] | None:
-        # Each mate's penalty per share, or None at or above the limit: the groups below read
-        # every share of every mate many times (a pair of mates tries up to ``need`` splits).
-        tables: dict[int, list[float | None]] = {}
-
-        plain = type(self).penalty is SDPolicy.penalty and type(self)._slowdown is SDPolicy._slowdown
-
-        def table(r: Running) -> list[float | None]:
-            t = tables.get(r.job_id)
-            if t is None:
-                t = [None]  # share 0: never lent
-                top = min(caps[r.job_id], need)
-                if plain:  # penalty(r, a, duration) for every a, with what is the same for all a once
-                    start, end, size = r.start, r.end, r.size
-                    req = self.requested.get(r.job_id) or r.limit or max(end - start, 1e-9)
-                    base = (start - r.submit) + (end - start)
-                    den = max(req, 1e-9)
-                    for a in range(1, top + 1):
-                        p = (base + duration * a / size) / den
-                        t.append(p if p < limit else None)
-                else:
-                    for a in range(1, top + 1):
-                        p = self.penalty(r, a, duration)
-                        t.append(p if p < limit else None)
-                tables[r.job_id] = t
-            return t
-
-        # sort by the penalty of lending what is needed (or all it can), keep the first nm
-        ranked = sorted(mates, key=lambda r: (self.penalty(r, min(caps[r.job_id], need), duration), r.job_id))
-        ranked = ranked[: self.candidate_mates]
+        tables = _Penalties(self, need, duration, limit, caps)
+        # sort by the penalty of lending what is needed (or all it can), keep the first nm (job
+        # ids are unique: the mates themselves are never compared)
+        keyed = sorted([(self.penalty(r, min(caps[r.job_id], need), duration), r.job_id, r) for r in mates])
+        ranked = [r for _, _, r in keyed[: self.candidate_mates]]
         best: tuple[tuple[tuple[int, int], ...], float] | None = None
         for m in range(1, min(self.max_mates, need) + 1):  # more mates than nodes: no split
-            if m == 2:
-                best = self._best_pair(ranked, need, table, caps, best)
-                continue
-            for group in combinations(ranked, m):
-                found = self._split(group, need, table, caps)
-                if found is not None and (best is None or found[1] < best[1] - 1e-12):
-                    best = found
+            if m == 1:
+                best = _best_single(ranked, need, tables, caps)
+            elif m == 2:
+                best = _best_pair(ranked, need, tables, caps, best)
+            else:
+                for group in combinations(ranked, m):
+                    found = _split(group, need, tables, caps)
+                    if found is not None and (best is None or found[1] < best[1] - 1e-12):
+                        best = found
         return best
-
-    def _best_pair(
-        self,
-        ranked: list[Running],
-        need: int,
-        table: Callable[[Running], list[float | None]],
-        caps_of: dict[int, int],
-        best: tuple[tuple[tuple[int, int], ...], float] | None,
-    ) -> tuple[tuple[tuple[int, int], ...], float] | None:
-        """The pairs of ``_best_set`` in ``combinations`` order, each split as ``_split`` does:
-        up to 190 pairs per call, so the pairs that cannot lend ``need`` are passed over first."""
-        caps = [caps_of[r.job_id] for r in ranked]
-        for i, ri in enumerate(ranked):
-            ci = caps[i]
-            for j in range(i + 1, len(ranked)):
-                cj = caps[j]
-                if ci + cj < need:
-                    continue
-                t0, t1 = table(ri), table(ranked[j])
-                split: tuple[int, float] | None = None
-                for a in range(max(1, need - cj), min(ci, need - 1) + 1):
-                    p0, p1 = t0[a], t1[need - a]
-                    if p0 is None or p1 is None:
-                        continue
-                    total = p0 + p1
-                    if split is None or total < split[1]:
-                        split = (a, total)
-                if split is not None and (best is None or split[1] < best[1] - 1e-12):
-                    a = split[0]
-                    best = ((ri.job_id, a), (ranked[j].job_id, need - a)), split[1]
-        return best
-
-    def _split(
-        self,
-        group: tuple[Running, ...],
-        need: int,
-        table: Callable[[Running], list[float | None]],
-        caps_of: dict[int, int],
-    ) -> tuple[tuple[tuple[int, int], ...], float] | None:
-        """Best way for ``group`` to lend exactly ``need`` nodes, each mate at least one."""
-        caps = [caps_of[r.job_id] for r in group]
-        if sum(caps) < need or len(group) > need:
-            return None
-        tabs = [table(r) for r in group]
-        best: tuple[tuple[int, ...], float] | None = None
-        for shares in _shares(caps, need):
-            ps = [t[a] for t, a in zip(tabs, shares, strict=True)]
-            if any(p is None for p in ps):
-                continue
-            total = sum(p for p in ps if p is not None)
-            if best is None or total < best[1]:
-                best = (shares, total)
-        if best is None:
-            return None
-        return tuple((r.job_id, a) for r, a in zip(group, best[0], strict=True)), best[1]
 
     def _cap(self, r: Running) -> int:
         return min(r.size - r.min, math.floor(self.sharing_factor * r.size))
@@ -363,6 +286,109 @@ class SDPolicy(ViewPolicy):
                 grow = min(lent, r.max - r.size, cl.free)
                 if grow > 0:
                     cl.resize(r, r.size + grow, f"SD: job {new_id} ended, nodes back to mate")
+
+
+class _Penalties:
+    """Each mate's penalty (Eq. 4) per share lent, or None at or above the limit, computed once
+    per mate and call of ``_best_set``: the groups read every share of every mate many times (a
+    pair of mates tries up to ``need`` splits)."""
+
+    def __init__(
+        self, policy: SDPolicy, need: int, duration: float, limit: float, caps: dict[int, int]
+    ) -> None:
+        self.policy, self.need, self.duration, self.limit, self.caps = policy, need, duration, limit, caps
+        self.tables: dict[int, list[float | None]] = {}
+        kind = type(policy)
+        self.plain = kind.penalty is SDPolicy.penalty and kind._slowdown is SDPolicy._slowdown
+
+    def of(self, r: Running) -> list[float | None]:
+        t = self.tables.get(r.job_id)
+        if t is not None:
+            return t
+        t = [None]  # share 0: never lent
+        top = min(self.caps[r.job_id], self.need)
+        duration, limit = self.duration, self.limit
+        if self.plain:  # penalty(r, a, duration) for every a, with what is the same for all a once
+            start, end, size = r.start, r.end, r.size
+            req = self.policy.requested.get(r.job_id) or r.limit or max(end - start, 1e-9)
+            base = (start - r.submit) + (end - start)
+            den = max(req, 1e-9)
+            for a in range(1, top + 1):
+                p = (base + duration * a / size) / den
+                t.append(p if p < limit else None)
+        else:
+            for a in range(1, top + 1):
+                p = self.policy.penalty(r, a, duration)
+                t.append(p if p < limit else None)
+        self.tables[r.job_id] = t
+        return t
+
+
+def _best_single(
+    ranked: list[Running], need: int, tables: _Penalties, caps: dict[int, int]
+) -> tuple[tuple[tuple[int, int], ...], float] | None:
+    """The one-mate groups of ``_best_set`` in order, each as ``_split`` would find it: the
+    mate lends all ``need`` nodes, if it can."""
+    best: tuple[tuple[tuple[int, int], ...], float] | None = None
+    for r in ranked:
+        if caps[r.job_id] < need:
+            continue
+        p = tables.of(r)[need]
+        if p is not None and (best is None or p < best[1] - 1e-12):
+            best = ((r.job_id, need),), p
+    return best
+
+
+def _best_pair(
+    ranked: list[Running],
+    need: int,
+    tables: _Penalties,
+    caps_of: dict[int, int],
+    best: tuple[tuple[tuple[int, int], ...], float] | None,
+) -> tuple[tuple[tuple[int, int], ...], float] | None:
+    """The pairs of ``_best_set`` in ``combinations`` order, each split as ``_split`` does:
+    up to 190 pairs per call, so the pairs that cannot lend ``need`` are passed over first."""
+    caps = [caps_of[r.job_id] for r in ranked]
+    for i, ri in enumerate(ranked):
+        ci = caps[i]
+        for j in range(i + 1, len(ranked)):
+            cj = caps[j]
+            if ci + cj < need:
+                continue
+            t0, t1 = tables.of(ri), tables.of(ranked[j])
+            split: tuple[int, float] | None = None
+            for a in range(max(1, need - cj), min(ci, need - 1) + 1):
+                p0, p1 = t0[a], t1[need - a]
+                if p0 is None or p1 is None:
+                    continue
+                total = p0 + p1
+                if split is None or total < split[1]:
+                    split = (a, total)
+            if split is not None and (best is None or split[1] < best[1] - 1e-12):
+                a = split[0]
+                best = ((ri.job_id, a), (ranked[j].job_id, need - a)), split[1]
+    return best
+
+
+def _split(
+    group: tuple[Running, ...], need: int, tables: _Penalties, caps_of: dict[int, int]
+) -> tuple[tuple[tuple[int, int], ...], float] | None:
+    """Best way for ``group`` to lend exactly ``need`` nodes, each mate at least one."""
+    caps = [caps_of[r.job_id] for r in group]
+    if sum(caps) < need or len(group) > need:
+        return None
+    tabs = [tables.of(r) for r in group]
+    best: tuple[tuple[int, ...], float] | None = None
+    for shares in _shares(caps, need):
+        ps = [t[a] for t, a in zip(tabs, shares, strict=True)]
+        if any(p is None for p in ps):
+            continue
+        total = sum(p for p in ps if p is not None)
+        if best is None or total < best[1]:
+            best = (shares, total)
+    if best is None:
+        return None
+    return tuple((r.job_id, a) for r, a in zip(group, best[0], strict=True)), best[1]
 
 
 def _end(r: Running) -> float:
