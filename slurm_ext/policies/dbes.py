@@ -88,9 +88,9 @@ class DBES(ViewPolicy):
             later = self._start_later(cl)
         self._first_expansion(cl, later)
 
-        resume = self._backfill_resume(cl, later)
+        prof, resume = self._backfill_resume(cl, later)
         if cl.free > 0:  # else the backfill starts nothing and step 2 has no node to give
-            later = cl.backfill(self.depth, min_size, "DBES: backfill", *resume)
+            later = cl.backfill(self.depth, min_size, "DBES: backfill", prof, resume)
             self._second_expansion(cl, later)
         self._forgot = None  # holds the working copy
         if not cl.decisions:
@@ -262,10 +262,11 @@ class DBES(ViewPolicy):
                 continue
             # nodes that may be moved to the dependencies: idle ones, then nodes of jobs
             # expanded for no specific job or for a lower-priority StartLater job
+            dep_ids = {r.job_id for r in deps}  # (by id: ``in deps`` compares every field)
             donors = [
                 d
                 for d in self._donors(cl, later, i)
-                if d not in deps and self.expanded_for[d.job_id] != job.job_id
+                if d.job_id not in dep_ids and self.expanded_for[d.job_id] != job.job_id
             ]
             want = sum(r.max - r.size for r in deps)
             avail = cl.free + sum(d.size - d.min for d in donors)
