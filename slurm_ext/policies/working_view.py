@@ -516,8 +516,13 @@ def _remove_same(jobs: list[Job], job: Job) -> None:
 
 def leading_starts(cl: WorkingView, start_size: Callable[[Job], int], reason: str) -> None:
     """Start pending jobs in priority order while they fit (Maui's StartNow jobs)."""
+    by_min = start_size is min_size  # inline below: a call through a function object costs more
     for job in list(cl.pending):
-        n = start_size(job)
+        if by_min:
+            spec = job.malleable
+            n = spec.min_nodes if spec else job.node_count
+        else:
+            n = start_size(job)
         if n > cl.free:
             break
         cl.start(job, n, reason)

@@ -74,9 +74,9 @@ class SnapshotCache:
     # (``running_tuple``, built at that count) is reused until then; also its ``jobs`` tuple.
     run_ver: int = 0
     running_tuple: tuple[int, tuple[Job, ...]] = (-1, ())
-    # The same for working copies built without a snapshot (build_view): (job id, entry) per
-    # running job, and the entries by job id in running order at ``run_ver``.
-    running_entries: dict[int, tuple[int, Running]] = field(default_factory=dict)
+    # The same for working copies built without a snapshot (build_view): the entry per running
+    # job by job index, and the entries by job id in running order at ``run_ver``.
+    running_entries: dict[int, Running] = field(default_factory=dict)
     # Jobs whose entry was dropped (started or resized) and that still run: build_view builds
     # those before it looks every entry up (a miss there costs an exception and a set of all).
     unbuilt: set[int] = field(default_factory=set)
@@ -193,9 +193,8 @@ def build_view(sim: SimView) -> WorkingView:
 
 
 def _running_entries(sim: SimView, cached: SnapshotCache) -> dict[int, Running]:
-    """Running jobs' entries by expected end, each cached (with its job id) until its job is
-    resized or ends; a job asking to evolve gets an entry of its own (never cached) that shows
-    its ask."""
+    """Running jobs' entries by expected end, each cached until its job is resized or ends; a job
+    asking to evolve gets an entry of its own (never cached) that shows its ask."""
     cache = cached.running_entries
     order = list(map(_second, sim.ends))
     asking = sim.evolve_asking
@@ -208,20 +207,16 @@ def _running_entries(sim: SimView, cached: SnapshotCache) -> dict[int, Running]:
         running = sim.exp_end
         for i in cached.unbuilt:
             if i in running:
-                cache[i] = _entry_pair(sim, i)
+                cache[i] = _running_entry(sim, i)
         cached.unbuilt.clear()
-    return dict(_all_cached(sim, cache, order, _entry_pair))
+    return {r.job_id: r for r in _all_cached(sim, cache, order, _running_entry)}
 
 
-def _cached_entry(sim: SimView, cache: dict[int, tuple[int, Running]], i: int) -> Running:
-    pair = cache.get(i)
-    if pair is None:
-        pair = cache[i] = _entry_pair(sim, i)
-    return pair[1]
-
-
-def _entry_pair(sim: SimView, i: int) -> tuple[int, Running]:
-    return sim.table.jid[i], _running_entry(sim, i)
+def _cached_entry(sim: SimView, cache: dict[int, Running], i: int) -> Running:
+    entry = cache.get(i)
+    if entry is None:
+        entry = cache[i] = _running_entry(sim, i)
+    return entry
 
 
 def _all_cached(
@@ -331,13 +326,14 @@ def _running_job(sim: SimView, i: int, exp: float) -> Job:
 
 
 def _pending_job(sim: SimView, i: int) -> Job:
-    limit = sim.table.lim[i]
+    table = sim.table
+    limit = table.lim[i]
     values = _JOB_DEFAULTS.copy()
-    values[0], values[1], values[2] = sim.table.jid[i], JobState.PENDING, sim.table.size[i]
-    values[_SUBMIT] = sim.table.sub[i]
+    values[0], values[1], values[2] = table.jid[i], JobState.PENDING, table.size[i]
+    values[_SUBMIT] = table.sub[i]
     values[_LIMIT] = None if math.isinf(limit) else limit
-    values[_PRIORITY] = -sim.table.qkey[i]  # encodes the queue order; Snapshot.pending sorts by it
-    values[_MALLEABLE] = sim.table.spec.get(i)
+    values[_PRIORITY] = -table.qkey[i]  # encodes the queue order; Snapshot.pending sorts by it
+    values[_MALLEABLE] = table.spec.get(i)
     return _job(values)
 
 
