@@ -32,7 +32,6 @@ the ideal and worst-case models coincide).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -177,7 +176,7 @@ class SDPolicy(ViewPolicy):
                 k -= 1
                 continue  # no mate needed: that is a moldable start, not SD-Policy's
             if top < 0 or moved != first:
-                top = sum(sorted([caps[r.job_id] for r in by_end[first:]], reverse=True)[: self.max_mates])
+                top = _sum_largest([caps[r.job_id] for r in by_end[first:]], self.max_mates)
             if top < need:
                 # No group of at most max_mates mates lends more than the largest caps together,
                 # and as k falls idle and those caps only fall: every size above idle + top fails.
@@ -233,7 +232,8 @@ class SDPolicy(ViewPolicy):
         return best
 
     def _cap(self, r: Running) -> int:
-        return min(r.size - r.min, math.floor(self.sharing_factor * r.size))
+        # int() is floor here (a positive share), and a native conversion in the compiled build
+        return min(r.size - r.min, int(self.sharing_factor * r.size))
 
     def _slowdown(self, r: Running, increase: float) -> float:
         submit = r.submit
@@ -389,6 +389,21 @@ def _split(
     if best is None:
         return None
     return tuple((r.job_id, a) for r, a in zip(group, best[0], strict=True)), best[1]
+
+
+def _sum_largest(values: list[int], m: int) -> int:
+    """``sum(sorted(values, reverse=True)[:m])``, without the sort for one or two (the paper's)."""
+    if m == 1:
+        return max(values, default=0)
+    if m == 2:
+        first = second = 0  # values are caps: never negative
+        for v in values:
+            if v > first:
+                first, second = v, first
+            elif v > second:
+                second = v
+        return first + second
+    return sum(sorted(values, reverse=True)[:m])
 
 
 def _end(r: Running) -> float:

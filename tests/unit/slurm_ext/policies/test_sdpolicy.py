@@ -1,9 +1,11 @@
 """SD-Policy (003_* §3) adapted to whole nodes, on hand-built cases."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from slurm_ext.decisions import Expand, Shrink, StartJob
-from slurm_ext.policies.sdpolicy import SDPolicy
+from slurm_ext.policies.sdpolicy import SDPolicy, _sum_largest
 from tests.unit.slurm_ext.policies.helpers import by_type, pending, running, snapshot
 
 NOW = 1000.0
@@ -116,3 +118,8 @@ def test_static_start_when_nodes_are_idle() -> None:
     d = SDPolicy().decide(snapshot(10, [a, b, _new()], NOW))
     assert [(s.job_id, s.nodes) for s in by_type(d, StartJob)] == [(10, 2)]
     assert by_type(d, Shrink) == []
+
+
+@given(st.lists(st.integers(0, 20), max_size=8), st.integers(1, 4))
+def test_the_largest_caps_summed_are_the_first_of_them_sorted(caps: list[int], m: int) -> None:
+    assert _sum_largest(caps, m) == sum(sorted(caps, reverse=True)[:m])
