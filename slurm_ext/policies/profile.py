@@ -28,6 +28,34 @@ def _sorted_releases(now: float, releases: Iterable[tuple[float, int]]) -> list[
     return rel
 
 
+def _steps(
+    now: float, free_now: int, releases: list[tuple[float, int]]
+) -> tuple[list[float], list[int]] | None:
+    """A profile's ``times`` and ``free`` from ``releases`` taken in order (releases at one time
+    add up, each placed as ``_sorted_releases`` does), or None if they are not in time order."""
+    times: list[float] = [now]
+    free: list[int] = [free_now]
+    cur, last = free_now, now
+    soon = -INF  # where an overdue release goes (just after now), worked out when needed
+    for t, n in releases:
+        if n <= 0 or t == INF:
+            continue
+        if t <= now:  # no float lies between now and soon: as ``t if t > soon else soon``
+            if soon == -INF:
+                soon = math.nextafter(now, INF)
+            t = soon
+        if t < last:
+            return None
+        cur += n
+        if t == last:
+            free[-1] = cur
+        else:
+            times.append(t)
+            free.append(cur)
+            last = t
+    return times, free
+
+
 def first_free(
     now: float, free_now: int, releases: Iterable[tuple[float, int]], nodes: int
 ) -> tuple[float, int]:
@@ -71,21 +99,14 @@ class SnapshotProfile:
         if steps is not None:  # ``times`` and ``free`` given as they are (copy)
             self.times, self.free = steps
             return
-        rel = _sorted_releases(now, releases)
-        times: list[float] = [now]
-        free: list[int] = [free_now]
-        cur = free_now
-        last = now  # releases are all after now: equal times merge into one step
-        for t, n in rel:
-            cur += n
-            if t == last:
-                free[-1] = cur
-            else:
-                times.append(t)
-                free.append(cur)
-                last = t
-        self.times = times
-        self.free = free
+        rel = list(releases)
+        # in one pass when they come in time order (the simulator's working copies hand them so
+        # until a resize), else sorted first
+        found = _steps(now, free_now, rel)
+        if found is None:
+            found = _steps(now, free_now, sorted(rel, key=_time))
+            assert found is not None
+        self.times, self.free = found
 
     def copy(self) -> SnapshotProfile:
         # through __init__: a compiled (mypyc) class cannot be made by object.__new__

@@ -11,7 +11,6 @@ job of remaining time ``r`` on ``n`` nodes has remaining time ``r * n / m`` on `
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from heapq import heapify, heappop, heappush
@@ -168,7 +167,7 @@ class WorkingView:
         version = len(self.decisions)
         cached = self._profile
         if cached is None or cached[0] != version:
-            prof = _profile_of(self.now, self.free, self.running)
+            prof = SnapshotProfile(self.now, self.free, [(r.end, r.size) for r in self.running.values()])
             self._profile = (version, prof)
             return prof.copy()
         return cached[1].copy()
@@ -474,34 +473,6 @@ def _fill_cost(jobs: list[tuple[int, int, float, int]], level: int) -> int:
         if size < level:
             cost += (level if level < top else top) - size
     return cost
-
-
-def _profile_of(now: float, free: int, running: dict[int, Running]) -> SnapshotProfile:
-    """``SnapshotProfile(now, free, [(r.end, r.size) for r in running.values()])``, in one pass
-    without sorting while the expected ends come in order (the simulator hands the entries so, and
-    most copies are profiled before any resize): a profile per call, a tenth of DBES's work."""
-    times: list[float] = [now]
-    frees: list[int] = [free]
-    cur, last = free, now
-    soon = -INF  # the release time of an overdue job (just after now), worked out when needed
-    for r in running.values():
-        t, n = r.end, r.size
-        if n <= 0 or t == INF:
-            continue
-        if t <= now:  # overdue: as SnapshotProfile places it (no float lies between now and soon)
-            if soon == -INF:
-                soon = math.nextafter(now, INF)
-            t = soon
-        if t < last:  # out of order (a resized job): sort them
-            return SnapshotProfile(now, free, [(r.end, r.size) for r in running.values()])
-        cur += n
-        if t == last:
-            frees[-1] = cur
-        else:
-            times.append(t)
-            frees.append(cur)
-            last = t
-    return SnapshotProfile(now, 0, steps=(times, frees))
 
 
 def _remove_same(jobs: list[Job], job: Job) -> None:

@@ -1,3 +1,4 @@
+import math
 from bisect import bisect_right
 
 from hypothesis import given, settings
@@ -80,3 +81,31 @@ def test_reserve_takes_the_nodes_over_its_window_and_nowhere_else(
             inside = nodes > 0 and duration > 0 and start != INF and start <= t < start + duration
             assert _free_at(prof.times, prof.free, t) == _free_at(*before, t) - (nodes if inside else 0)
         assert all(a < b for a, b in zip(prof.times, prof.times[1:], strict=False))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([40.0, 50.0, math.nextafter(50.0, INF), 60.0, 60.0, 90.0, INF]), st.integers(0, 4)
+        ),
+        max_size=8,
+    ),
+    st.booleans(),
+    st.integers(0, 5),
+)
+def test_the_profile_frees_each_jobs_nodes_at_its_expected_end(
+    releases: list[tuple[float, int]], in_order: bool, free: int
+) -> None:
+    # Against the definition, in time order (built in one pass) or not (sorted first): free at t
+    # are the idle nodes and those of every job released by t, an overdue job's (end at or
+    # before now, 50) just after now, never now; a job without an end never.
+    if in_order:
+        releases = sorted(releases)
+    prof = SnapshotProfile(50.0, free, releases)
+    soon = math.nextafter(50.0, INF)
+    assert prof.times[0] == 50.0
+    assert all(a < b for a, b in zip(prof.times, prof.times[1:], strict=False))
+    for t in {50.0, soon, 55.0, 60.0, 75.0, 90.0, 1e9, *prof.times}:
+        released = sum(n for end, n in releases if end != INF and max(end, soon) <= t)
+        assert _free_at(prof.times, prof.free, t) == free + released

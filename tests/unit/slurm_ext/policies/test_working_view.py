@@ -4,14 +4,11 @@ same order, with the same reservation as the general pass."""
 
 from __future__ import annotations
 
-import math
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slurm_ext.model import Job, JobState, Snapshot
-from slurm_ext.policies.profile import SnapshotProfile
-from slurm_ext.policies.working_view import Running, WorkingView, _profile_of, max_size, min_size
+from slurm_ext.policies.working_view import WorkingView, max_size, min_size
 from tests.unit.slurm_ext.policies.helpers import pending, running, snapshot
 
 NOW = 1000.0
@@ -57,26 +54,3 @@ def test_easy_shortcut_matches_the_general_pass(snap: Snapshot, size: object) ->
     assert [(j.job_id, t) for j, t in got] == [(j.job_id, t) for j, t in want]
     assert cl.decisions == general.decisions
     assert cl.free == general.free
-
-
-@settings(max_examples=400, deadline=None)
-@given(
-    st.lists(
-        st.tuples(st.sampled_from([40.0, 50.0, math.nextafter(50.0, math.inf), 60.0, 60.0, 90.0, math.inf]),
-                  st.integers(0, 4)),
-        max_size=8,
-    ),
-    st.booleans(),
-    st.integers(0, 5),
-)  # fmt: skip
-def test_the_copys_profile_is_the_snapshot_profile_of_its_running_jobs(
-    ends: list[tuple[float, int]], in_order: bool, free: int
-) -> None:
-    # The one-pass build (entries in end order, as the simulator hands them) and its fallback
-    # (out of order) against the general constructor; ends at and before now (50) are overdue.
-    if in_order:
-        ends = sorted(ends)
-    entries = {k: Running(k, n, t, None, 0.0, 0.0, None) for k, (t, n) in enumerate(ends)}
-    built = _profile_of(50.0, free, entries)
-    expected = SnapshotProfile(50.0, free, ends)
-    assert (built.times, built.free) == (expected.times, expected.free)
