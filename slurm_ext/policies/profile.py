@@ -17,22 +17,13 @@ INF: Final = math.inf  # Final: a C constant in the compiled build, not a module
 _time = itemgetter(0)
 
 
-def _sorted_releases(now: float, releases: Iterable[tuple[float, int]]) -> list[tuple[float, int]]:
-    # An overdue running job (expected end <= now) still holds its nodes: its release is placed
-    # just after now, never counted as free now. A job without a limit never releases them.
-    # Sorted by time alone (floats compare faster than tuples): releases at one time add up, so
-    # their order among themselves does not matter.
-    soon = math.nextafter(now, INF)
-    rel = [(t if t > soon else soon, n) for t, n in releases if n > 0 and t != INF]
-    rel.sort(key=_time)
-    return rel
-
-
 def _steps(
     now: float, free_now: int, releases: list[tuple[float, int]]
 ) -> tuple[list[float], list[int]] | None:
-    """A profile's ``times`` and ``free`` from ``releases`` taken in order (releases at one time
-    add up, each placed as ``_sorted_releases`` does), or None if they are not in time order."""
+    """A profile's ``times`` and ``free`` from ``releases`` taken in order, or None if they are not
+    in time order. Releases at one time add up. An overdue running job (expected end <= now) still
+    holds its nodes: its release is placed just after now, never counted as free now. A job
+    without a limit never releases them."""
     times: list[float] = [now]
     free: list[int] = [free_now]
     cur, last = free_now, now
@@ -56,23 +47,31 @@ def _steps(
     return times, free
 
 
+def _profile_steps(
+    now: float, free_now: int, releases: Iterable[tuple[float, int]]
+) -> tuple[list[float], list[int]]:
+    """``_steps`` in one pass when the releases come in time order (the simulator's working
+    copies hand them so until a resize), else sorted by time first (order within a time does not
+    matter: those releases add up)."""
+    rel = list(releases)
+    found = _steps(now, free_now, rel)
+    if found is None:
+        found = _steps(now, free_now, sorted(rel, key=_time))
+        assert found is not None
+    return found
+
+
 def first_free(
     now: float, free_now: int, releases: Iterable[tuple[float, int]], nodes: int
 ) -> tuple[float, int]:
     """When ``nodes`` nodes are first free if nothing but ``releases`` changes (then they stay
     free: :meth:`SnapshotProfile.earliest_start` of that profile, for any duration), and how many
     are free then (every release at that time counted); ``(inf, 0)`` if never."""
-    avail = free_now
-    if avail >= nodes:
-        return now, avail
-    rel = _sorted_releases(now, releases)
-    for k, (t, n) in enumerate(rel):
-        avail += n
+    if free_now >= nodes:
+        return now, free_now
+    times, free = _profile_steps(now, free_now, releases)
+    for t, avail in zip(times, free, strict=True):
         if avail >= nodes:
-            for t2, n2 in rel[k + 1 :]:
-                if t2 != t:
-                    break
-                avail += n2
             return t, avail
     return INF, 0
 
@@ -99,14 +98,7 @@ class SnapshotProfile:
         if steps is not None:  # ``times`` and ``free`` given as they are (copy)
             self.times, self.free = steps
             return
-        rel = list(releases)
-        # in one pass when they come in time order (the simulator's working copies hand them so
-        # until a resize), else sorted first
-        found = _steps(now, free_now, rel)
-        if found is None:
-            found = _steps(now, free_now, sorted(rel, key=_time))
-            assert found is not None
-        self.times, self.free = found
+        self.times, self.free = _profile_steps(now, free_now, releases)
 
     def copy(self) -> SnapshotProfile:
         # through __init__: a compiled (mypyc) class cannot be made by object.__new__
