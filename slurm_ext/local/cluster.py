@@ -169,9 +169,10 @@ class LocalCluster:
                 0.3,
             )
             return UpReport(running_nodes, time.monotonic() - start, already_running=True)
-        if registered:
+        leftovers = self._with_strays(registered)
+        if leftovers:
             progress("cleaning up a partly running cluster from an earlier start")
-            self._stop_all(registered, progress)
+            self._stop_all(leftovers, progress)
         prereqs.check_ports(self.cfg)
 
         started: list[Daemon] = []
@@ -204,6 +205,19 @@ class LocalCluster:
             return self.cfg.slurm_conf.read_text() != render("slurm.conf", self.cfg)
         except FileNotFoundError:
             return True
+
+    def _daemon(self, name: str, node: str = "") -> Daemon:
+        """A daemon of this cluster, by the PID file it writes in the run directory."""
+        if node:
+            return Daemon(f"{name} {node}", self.dir / "run" / f"{name}-{node}.pid", name)
+        return Daemon(name, self.dir / "run" / f"{name}.pid", name)
+
+    def _with_strays(self, registered: list[Daemon]) -> list[Daemon]:
+        """The registered daemons and any other of this cluster's that runs: a start killed before
+        it registered a daemon (or a registry another process cleared) must not leave it running."""
+        own = [self._daemon(n) for n in ("mariadbd", "slurmdbd", "slurmctld")]
+        own += [self._daemon("slurmd", node) for node in self.cfg.node_names]
+        return registered + [d for d in own if d not in registered and d.running()]
 
     def _register(self, started: list[Daemon], daemon: Daemon) -> None:
         started.append(daemon)
@@ -308,7 +322,7 @@ class LocalCluster:
                 shutil.rmtree(self.db_dir, ignore_errors=True)
                 raise DaemonError(f"mariadb-install-db failed: {res.stderr.strip()[-500:]}")
         progress(f"starting MariaDB on 127.0.0.1:{self.cfg.mariadb_port}")
-        daemon = Daemon("mariadbd", self.dir / "run" / "mariadbd.pid", "mariadbd")
+        daemon = self._daemon("mariadbd")
         daemon.pidfile.unlink(missing_ok=True)
         start_foreground(
             daemon,
@@ -347,7 +361,7 @@ class LocalCluster:
 
     def _start_slurmdbd(self, started: list[Daemon], progress: Progress) -> None:
         progress("starting slurmdbd")
-        daemon = Daemon("slurmdbd", self.dir / "run" / "slurmdbd.pid", "slurmdbd")
+        daemon = self._daemon("slurmdbd")
         start_forking(
             daemon, [prereqs.find_program("slurmdbd") or "slurmdbd"], self.env, self._log("slurmdbd-start")
         )
@@ -378,7 +392,7 @@ class LocalCluster:
 
     def _start_slurmctld(self, started: list[Daemon], progress: Progress, clean: bool = True) -> None:
         progress("starting slurmctld" + ("" if clean else " (recovering its jobs)"))
-        daemon = Daemon("slurmctld", self.dir / "run" / "slurmctld.pid", "slurmctld")
+        daemon = self._daemon("slurmctld")
         # -c: start from a clean state. A full `up` follows a `down` (which cancels every job) or a crash,
         # whose saved node states (drained, down) would otherwise keep nodes out of service. A restart of
         # a slurmctld that stopped under a running cluster recovers its jobs instead.
@@ -394,7 +408,7 @@ class LocalCluster:
         progress(f"starting {len(nodes)} slurmd")
         slurmd = prereqs.find_program("slurmd") or "slurmd"
         for node in nodes:
-            daemon = Daemon(f"slurmd {node}", self.dir / "run" / f"slurmd-{node}.pid", "slurmd")
+            daemon = self._daemon("slurmd", node)
             # -c: clear what a killed slurmd may have left in its spool (stale step sockets and locks);
             # not when it restarts under running jobs, whose steps it must find again
             args = [slurmd, *(["-c"] if clean else []), "-N", node]
@@ -449,7 +463,8 @@ class LocalCluster:
     # ----- down --------------------------------------------------------------------------------
     def down(self, progress: Progress = _silent) -> list[str]:
         """Cancel all jobs, stop every daemon `up` started (reverse order); returns their names."""
-        _, daemons = self.registry.load()
+        _, registered = self.registry.load()
+        daemons = self._with_strays(registered)
         if any(d.name == "slurmctld" and d.running() for d in daemons):
             progress("cancelling all jobs")
             run_quiet(["scancel", "--partition", self.cfg.partition], env=self.env)
