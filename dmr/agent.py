@@ -44,6 +44,9 @@ from dmr.launch import LaunchSpec, start_group
 
 LAUNCH_TOKEN = "launch"  # the groups started with the application
 GRACE = 30.0  # seconds the other groups get to finish after the application's first group ended
+# seconds a group of the launch waits past its own launch deadline for the first group to expect
+# it (the groups of one launch start a moment apart, and the first group gives up at its deadline)
+LAUNCH_SLACK = 10.0
 
 
 @dataclass
@@ -96,7 +99,10 @@ class Agent:
                 self.cond.notify_all()
             return {"ok": True}
         if op == "hello":
-            return self._hello(str(req["token"]), dict(req.get("group") or {}))
+            within = req.get("within")
+            return self._hello(
+                str(req["token"]), dict(req.get("group") or {}), None if within is None else float(within)
+            )
         if op == "expect":
             return self._expect(
                 str(req["token"]), int(req["count"]), [str(n) for n in req.get("launch", [])],
@@ -113,7 +119,11 @@ class Agent:
             return {"ok": True}
         return {"ok": False, "error": f"unknown op {op!r}"}
 
-    def _hello(self, token: str, group: dict[str, Any]) -> dict[str, Any]:
+    def _hello(self, token: str, group: dict[str, Any], within: float | None = None) -> dict[str, Any]:
+        """A group waits to be taken: for the application's expect (at most ``within`` seconds,
+        if given), then for its release. A group whose first group died before it expected the
+        others (nobody ever will) must not wait until the job's time limit."""
+        until = None if within is None else time.monotonic() + within
         with self.cond:
             op = self.ops.setdefault(token, _Op())
             if op.outcome is not None:
@@ -122,6 +132,9 @@ class Agent:
             self.cond.notify_all()
             tag = str(group.get("tag"))
             while op.outcome is not False and tag not in op.released and not self.closing:
+                if op.outcome is None and until is not None and time.monotonic() >= until:
+                    op.hellos.remove(group)  # an expect from now on does not count this group
+                    return {"ok": True, "go": False, "reason": f"nobody expected operation {token} in time"}
                 self.cond.wait(1.0)
             if op.outcome and tag in op.released and self.port is not None:
                 return {"ok": True, "go": True, "port": self.port}
@@ -340,10 +353,10 @@ def run_main(argv: list[str] | None = None) -> int:
         agent = Agent(spec, job_id)
         server = serve(agent)
         _forward_signals(agent)
-        first = {"DMR_LAUNCH_GROUPS": str(len(nodes)), "DMR_LAUNCH_TIMEOUT": str(args.launch_timeout)}
-        agent.launch(None, nodes[0], first)
+        deadline = {"DMR_LAUNCH_TIMEOUT": str(args.launch_timeout)}  # every group of the launch keeps it
+        agent.launch(None, nodes[0], {"DMR_LAUNCH_GROUPS": str(len(nodes)), **deadline})
         for node in nodes[1:]:
-            agent.launch(LAUNCH_TOKEN, node)
+            agent.launch(LAUNCH_TOKEN, node, deadline)
         code = agent.wait()
         agent.stop_all()
         server.shutdown()

@@ -31,7 +31,7 @@ import numpy as np
 from mpi4py import MPI
 
 from dmr import redistribute as rd
-from dmr.agent import LAUNCH_TOKEN, AgentClient
+from dmr.agent import LAUNCH_SLACK, LAUNCH_TOKEN, AgentClient
 from dmr.client import ServiceClient, send_ack, warn_once
 from dmr.config import Settings, validate
 from dmr.inhibitor import Inhibitor
@@ -479,7 +479,10 @@ def _hello(agent: str, token: str, group: Group) -> dict[str, Any]:
             client = AgentClient(agent, timeout=wait, within=deadline - time.monotonic())
             try:
                 said = True
-                return client.request("hello", token=token, group=group.to_dict())
+                # the launch's groups wait for the first group's expect until the launch deadline
+                # (it gives up then); an expansion's groups, as long as the application takes
+                within = deadline - time.monotonic() + LAUNCH_SLACK if token == LAUNCH_TOKEN else None
+                return client.request("hello", token=token, group=group.to_dict(), within=within)
             finally:
                 client.close()
         except (OSError, ConnectionError):

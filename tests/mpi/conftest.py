@@ -26,13 +26,16 @@ def run_mpi(ranks: int, program: str, *args: str, timeout: float = 60, env: dict
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env, cwd=HERE)
 
 
-def run_dmr(nodes: list[str], ppn: int, program: str, *args: str, timeout: float = 60):
+def run_dmr(
+    nodes: list[str], ppn: int, program: str, *args: str, timeout: float = 60, launch_timeout: float = 120
+):
     """``dmr-run --nodes ... --ppn ...`` outside Slurm: one mpiexec group per fake node."""
     if MPIEXEC is None:
         pytest.skip("mpiexec not found (pip install mpich)")
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "DMR_SERVICE": "127.0.0.1:1"}
     env.pop("SLURM_JOB_ID", None)
-    cmd = [sys.executable, "-m", "dmr", "--nodes", ",".join(nodes), "--ppn", str(ppn), "--",
+    cmd = [sys.executable, "-m", "dmr", "--nodes", ",".join(nodes), "--ppn", str(ppn),
+           "--launch-timeout", str(launch_timeout), "--",
            sys.executable, str(HERE / program), *args]  # fmt: skip
     # its own process group, so that a timeout kills the agent and every group it started
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,

@@ -25,3 +25,13 @@ def test_world_of_groups_grows_through_the_agent_and_loses_a_middle_group():
     assert out.count("joined") == 2 and out.count("grow ok: now 8 ranks on ['a', 'b', 'c', 'd']") == 8
     assert out.count("] left") == 2 and out.count("shrink ok: now 6 ranks on ['a', 'c', 'd']") == 6
     assert "DONE" in out
+
+
+def test_the_other_groups_end_when_the_first_group_dies_before_the_launch():
+    """The first group exits (code 3) before it expects the others: the second group's hello is
+    answered at its launch deadline (plus a slack), not never; dmr-run ends with the first's code."""
+    proc = run_dmr(["a", "b"], 1, "prog_first_fails.py", launch_timeout=5, timeout=60)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 3, out
+    assert "not taken (nobody expected operation launch in time)" in out, out
+    assert "JOINED" not in out
