@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from slurm_ext.frozen import fast_init
 
+
+@fast_init
 @dataclass(frozen=True, slots=True)
 class StartJob:
     """Start a pending job now on ``nodes`` nodes (simulator only: live Slurm starts jobs itself)."""
@@ -18,6 +21,7 @@ class StartJob:
     reason: str = ""
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Expand:
     """Grow a running malleable job to ``new_size`` nodes."""
@@ -28,6 +32,7 @@ class Expand:
     for_job: int | None = None  # the pending job this expansion was made for (DBES dependencies)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Shrink:
     """Shrink a running malleable job to ``new_size`` nodes, usually so ``for_job`` can start."""
@@ -38,6 +43,7 @@ class Shrink:
     for_job: int | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class RaisePriority:
     """Give a pending job top priority so that it takes the nodes a shrink frees (DMR §4.3)."""
@@ -46,6 +52,7 @@ class RaisePriority:
     reason: str = ""
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class NoAction:
     job_id: int

@@ -16,6 +16,8 @@ from enum import StrEnum
 from functools import cached_property
 from typing import ClassVar
 
+from slurm_ext.frozen import fast_init
+
 
 class JobState(StrEnum):
     PENDING = "PENDING"
@@ -116,6 +118,7 @@ class Node:
     cpus: int = 1
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Job:
     job_id: int

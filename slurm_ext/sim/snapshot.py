@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
 from functools import lru_cache
 from operator import itemgetter
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState, Snapshot
 from slurm_ext.policies.working_view import Running, WorkingView
@@ -30,31 +30,15 @@ _new_snapshot = object.__new__
 _V = TypeVar("_V")
 _second = itemgetter(1)
 
-# Job objects built by setting their slots directly: the frozen dataclass's __init__ sets each of
-# its 22 fields through object.__setattr__, the largest part of a snapshot's cost (one Job per
-# queued job and one per start or resize). Same fields, same values, so an equal Job.
+# Job objects are built from a list of their field values (``Job(*values)``): a copy of the
+# defaults with the few fields a simulated job sets (``Job`` has a fast ``__init__``, see
+# ``slurm_ext.frozen``; one Job per queued job and one per start or resize).
 _JOB_FIELDS = tuple(f.name for f in fields(Job))
-_JOB_DEFAULTS = [f.default for f in fields(Job)]
-_JOB_SETTERS = tuple(getattr(Job, name).__set__ for name in _JOB_FIELDS)
+_JOB_DEFAULTS: list[Any] = [f.default for f in fields(Job)]
 _AT = {name: k for k, name in enumerate(_JOB_FIELDS)}
 _SUBMIT, _START, _END, _LIMIT = _AT["submit_time"], _AT["start_time"], _AT["end_time"], _AT["time_limit"]
 _PRIORITY, _MALLEABLE, _EVOLVING = _AT["priority"], _AT["malleable"], _AT["evolving"]
 assert _JOB_FIELDS[:3] == ("job_id", "state", "node_count") and MISSING not in _JOB_DEFAULTS[3:]
-
-
-def _make_job_builder() -> Callable[[list[object]], Job]:
-    """``_job(values)``: a Job whose k-th field is ``values[k]``, its slots set one by one by
-    straight-line code generated here (as dataclasses generate ``__init__``): a loop over the
-    setters cost a third more, at one Job per start, resize and queued job."""
-    lines = [f"    _set{k}(job, values[{k}])" for k in range(len(_JOB_SETTERS))]
-    src = "def _job(values):\n    job = _new(Job)\n" + "\n".join(lines) + "\n    return job\n"
-    env: dict[str, object] = {"_new": _new_snapshot, "Job": Job}
-    env.update({f"_set{k}": setter for k, setter in enumerate(_JOB_SETTERS)})
-    exec(src, env)  # noqa: S102 - generated from the dataclass's own fields, nothing external
-    return env["_job"]  # type: ignore[return-value]
-
-
-_job = _make_job_builder()
 
 
 @dataclass(slots=True)
@@ -322,7 +306,7 @@ def _running_job(sim: SimView, i: int, exp: float) -> Job:
     values[_LIMIT] = None if math.isinf(exp) else exp - st
     values[_MALLEABLE] = spec
     values[_EVOLVING] = target
-    return _job(values)
+    return Job(*values)
 
 
 def _pending_job(sim: SimView, i: int) -> Job:
@@ -334,7 +318,7 @@ def _pending_job(sim: SimView, i: int) -> Job:
     values[_LIMIT] = None if math.isinf(limit) else limit
     values[_PRIORITY] = -table.qkey[i]  # encodes the queue order; Snapshot.pending sorts by it
     values[_MALLEABLE] = table.spec.get(i)
-    return _job(values)
+    return Job(*values)
 
 
 def easy_view(snap: Snapshot) -> EasyView:
