@@ -214,6 +214,8 @@ class SDPolicy(ViewPolicy):
         self, mates: list[Running], need: int, duration: float, limit: float, caps: dict[int, int]
     ) -> tuple[tuple[tuple[int, int], ...], float] | None:
         tables = _Penalties(self, need, duration, limit, caps)
+        if self.max_mates <= 2 and len(mates) <= self.candidate_mates and not tables.feasible(mates):
+            return None  # no single mate nor pair may lend ``need`` below the limit (most calls)
         # sort by the penalty of lending what is needed (or all it can), keep the first nm (job
         # ids are unique: the mates themselves are never compared)
         keyed = sorted([(self.penalty(r, min(caps[r.job_id], need), duration), r.job_id, r) for r in mates])
@@ -309,10 +311,7 @@ class _Penalties:
         top = min(self.caps[r.job_id], self.need)
         duration, limit = self.duration, self.limit
         if self.plain:  # penalty(r, a, duration) for every a, with what is the same for all a once
-            start, end, size = r.start, r.end, r.size
-            req = self.policy.requested.get(r.job_id) or r.limit or max(end - start, 1e-9)
-            base = (start - r.submit) + (end - start)
-            den = max(req, 1e-9)
+            base, size, den = self._terms(r)
             for a in range(1, top + 1):
                 p = (base + duration * a / size) / den
                 t.append(p if p < limit else None)
@@ -322,6 +321,44 @@ class _Penalties:
                 t.append(p if p < limit else None)
         self.tables[r.job_id] = t
         return t
+
+    def _terms(self, r: Running) -> tuple[float, int, float]:
+        """What ``penalty(r, a, duration)`` shares for every ``a``: it is ``(base + duration * a /
+        size) / den``, the same expression in :meth:`of` and :meth:`reach`."""
+        start, end = r.start, r.end
+        req = self.policy.requested.get(r.job_id) or r.limit or max(end - start, 1e-9)
+        return (start - r.submit) + (end - start), r.size, max(req, 1e-9)
+
+    def reach(self, r: Running) -> int:
+        """The most nodes ``r`` may lend below the limit (at most what is needed): the penalty
+        grows with the share (rounding keeps that order), so the shares below it are 1..reach."""
+        base, size, den = self._terms(r)
+        duration, limit = self.duration, self.limit
+        lo, hi = 0, min(self.caps[r.job_id], self.need)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if (base + duration * mid / size) / den < limit:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    def feasible(self, mates: list[Running]) -> bool:
+        """Whether one mate, or two (if ``max_mates`` allows), may lend exactly ``need`` nodes with
+        every penalty below the limit: a pair may iff each can lend one and together ``need``.
+        Without the plain penalty (a subclass's own), every group is tried instead."""
+        if not self.plain:
+            return True
+        need, first, second = self.need, 0, 0
+        for r in mates:
+            m = self.reach(r)
+            if m >= need:
+                return True
+            if m > first:
+                first, second = m, first
+            elif m > second:
+                second = m
+        return self.policy.max_mates >= 2 and need >= 2 and second >= 1 and first + second >= need
 
 
 def _best_single(

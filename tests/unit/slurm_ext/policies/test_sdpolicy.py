@@ -5,7 +5,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from slurm_ext.decisions import Expand, Shrink, StartJob
-from slurm_ext.policies.sdpolicy import SDPolicy, _sum_largest
+from slurm_ext.model import MalleableSpec
+from slurm_ext.policies.sdpolicy import SDPolicy, _Penalties, _sum_largest
+from slurm_ext.policies.working_view import Running
 from tests.unit.slurm_ext.policies.helpers import by_type, pending, running, snapshot
 
 NOW = 1000.0
@@ -123,3 +125,43 @@ def test_static_start_when_nodes_are_idle() -> None:
 @given(st.lists(st.integers(0, 20), max_size=8), st.integers(1, 4))
 def test_the_largest_caps_summed_are_the_first_of_them_sorted(caps: list[int], m: int) -> None:
     assert _sum_largest(caps, m) == sum(sorted(caps, reverse=True)[:m])
+
+
+_mate = st.tuples(
+    st.integers(1, 12),  # size
+    st.integers(1, 4),  # min
+    st.floats(0, 5000),  # waited
+    st.floats(1, 20000),  # run time from start to expected end
+    st.sampled_from([None, 600.0, 3600.0, 20000.0]),  # requested time
+)
+
+
+@given(
+    st.lists(_mate, min_size=1, max_size=6),
+    st.integers(1, 12),
+    st.floats(1, 50000),
+    st.sampled_from([1.5, 2.0, 4.0, 10.0, float("inf")]),
+    st.sampled_from([1, 2]),
+)
+def test_the_feasibility_check_is_the_search_over_every_group(
+    mates_drawn, need, duration, limit, max_mates
+) -> None:
+    """``_Penalties.feasible``: True exactly when one mate, or a pair, may lend ``need`` nodes with
+    every penalty in the tables ``_best_set`` searches below the limit."""
+    policy = SDPolicy(max_mates=max_mates)
+    mates = [
+        Running(k, size, NOW + span, MalleableSpec(min(low, size), size), NOW, NOW - waited, req)
+        for k, (size, low, waited, span, req) in enumerate(mates_drawn, start=1)
+    ]
+    caps = {r.job_id: policy._cap(r) for r in mates}
+    mates = [r for r in mates if caps[r.job_id] > 0]
+    tables = _Penalties(policy, need, duration, limit, caps)
+    ok = [t for t in map(tables.of, mates)]
+    single = any(len(t) > need and t[need] is not None for t in ok)
+    pair = max_mates >= 2 and any(
+        a < len(ok[i]) and need - a < len(ok[j]) and ok[i][a] is not None and ok[j][need - a] is not None
+        for i in range(len(ok))
+        for j in range(i + 1, len(ok))
+        for a in range(1, need)
+    )
+    assert tables.feasible(mates) == (single or pair)
