@@ -53,7 +53,7 @@ def _profile_steps(
     """``_steps`` in one pass when the releases come in time order (the simulator's working
     copies hand them so until a resize), else sorted by time first (order within a time does not
     matter: those releases add up)."""
-    rel = list(releases)
+    rel = releases if isinstance(releases, list) else list(releases)  # read twice if out of order
     found = _steps(now, free_now, rel)
     if found is None:
         found = _steps(now, free_now, sorted(rel, key=_time))

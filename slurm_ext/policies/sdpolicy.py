@@ -349,16 +349,11 @@ class _Penalties:
         Without the plain penalty (a subclass's own), every group is tried instead."""
         if not self.plain:
             return True
-        need, first, second = self.need, 0, 0
-        for r in mates:
-            m = self.reach(r)
-            if m >= need:
-                return True
-            if m > first:
-                first, second = m, first
-            elif m > second:
-                second = m
-        return self.policy.max_mates >= 2 and need >= 2 and second >= 1 and first + second >= need
+        reach = [self.reach(r) for r in mates]
+        if max(reach, default=0) >= self.need:
+            return True
+        # no mate alone: a pair's shares then are each at least need - (the other's reach) >= 1
+        return self.policy.max_mates >= 2 and _sum_largest(reach, 2) >= self.need
 
 
 def _best_single(

@@ -156,7 +156,7 @@ def test_the_feasibility_check_is_the_search_over_every_group(
     caps = {r.job_id: policy._cap(r) for r in mates}
     mates = [r for r in mates if caps[r.job_id] > 0]
     tables = _Penalties(policy, need, duration, limit, caps)
-    ok = [t for t in map(tables.of, mates)]
+    ok = list(map(tables.of, mates))
     single = any(len(t) > need and t[need] is not None for t in ok)
     pair = max_mates >= 2 and any(
         a < len(ok[i]) and need - a < len(ok[j]) and ok[i][a] is not None and ok[j][need - a] is not None
