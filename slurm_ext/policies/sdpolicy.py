@@ -121,10 +121,17 @@ class SDPolicy(ViewPolicy):
         return cl.decisions
 
     def may_act(self, state: QueueCounts) -> bool:
-        """False when nothing is pending and no mate waits for its nodes back: such a call
-        decides nothing and changes nothing the next call reads (the requested times it would
-        drop are of ended jobs, read never again)."""
-        return state.head_min_size() is not None or bool(self.loans)
+        """False when no mate waits for its nodes back and either nothing is pending or no node
+        is idle and no malleable job runs (the pass then stops at its first job: nothing starts
+        statically and no mate can lend). Such a call decides nothing and changes nothing the
+        next call reads: the requested times it would record, the next call records the same
+        (queued jobs' limits do not change, and only this policy starts jobs), and those it
+        would drop are of ended jobs, read never again."""
+        if self.loans:
+            return True
+        if state.head_min_size() is None:
+            return False
+        return state.free > 0 or bool(state.malleable_sizes())
 
     # ------------------------------------------------------------------------------------
     def current_limit(self, cl: WorkingView) -> float:

@@ -48,6 +48,7 @@ CONSTANTS = frozenset(
         "check_period",
         "strict",
         "record_timeline",
+        "_plans_on_view",
         "_may_skip",
         "_n_trace",
     }

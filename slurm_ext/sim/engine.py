@@ -89,7 +89,7 @@ from array import array
 from bisect import bisect_left, insort
 from collections.abc import Callable, Sequence
 from heapq import heappop, heappush
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from slurm_ext.decisions import Decision, Expand, NoAction, RaisePriority, Shrink, StartJob
 from slurm_ext.model import MalleableSpec
@@ -265,8 +265,11 @@ class Simulator:
         # What a view policy's last call saw when it decided nothing (None otherwise): the running
         # set's version and the queue (see _decide); only for a policy that may skip calls.
         self._idle_call: tuple[int, list[int]] | None = None
-        self._may_skip = isinstance(policy, ViewPolicy) and (
-            type(policy).still_idle is not ViewPolicy.still_idle
+        # Whether the policy plans on a working copy: asked once (an ABC's isinstance is a Python
+        # call, and _decide runs at most events).
+        self._plans_on_view = isinstance(policy, ViewPolicy)
+        self._may_skip = (
+            isinstance(policy, ViewPolicy) and type(policy).still_idle is not ViewPolicy.still_idle
         )
 
         # Run accounting.
@@ -774,7 +777,8 @@ class Simulator:
         """The policy's answer now: a policy that plans on a working copy gets one built from the
         columns (no snapshot), any other a snapshot. No call (no answer) when the last one decided
         nothing, only arrivals happened since, and the policy says so it would again (``still_idle``)."""
-        if isinstance(policy, ViewPolicy):
+        if self._plans_on_view:
+            policy = cast(ViewPolicy, policy)
             idle = self._idle_call
             self._idle_call = None
             ask = asking is not None or bool(self.evolve_asking)

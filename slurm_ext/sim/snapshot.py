@@ -64,6 +64,8 @@ class SnapshotCache:
     # Jobs whose entry was dropped (started or resized) and that still run: build_view builds
     # those before it looks every entry up (a miss there costs an exception and a set of all).
     unbuilt: set[int] = field(default_factory=set)
+    # The same for the running Job objects, which build_snapshot builds before its lookup.
+    jobs_unbuilt: set[int] = field(default_factory=set)
     view_running: tuple[int, dict[int, Running]] = (-1, {})
     # The queue and its Job tuple at the last snapshot.
     pending_tuple: tuple[list[int], tuple[Job, ...]] = ([], ())
@@ -74,6 +76,7 @@ class SnapshotCache:
         self.running_jobs.pop(i, None)
         self.running_entries.pop(i, None)
         self.unbuilt.add(i)
+        self.jobs_unbuilt.add(i)
         self.run_ver += 1
 
     def ended(self, i: int) -> None:
@@ -81,6 +84,7 @@ class SnapshotCache:
         self.running_jobs.pop(i, None)
         self.running_entries.pop(i, None)
         self.unbuilt.discard(i)
+        self.jobs_unbuilt.discard(i)
         self.pending_jobs.pop(i, None)
         self.run_ver += 1
 
@@ -102,6 +106,7 @@ class SnapshotCache:
             self.running_tuple,
             {},  # entries are changed in place during a call: a copy builds its own
             self.unbuilt.copy(),
+            self.jobs_unbuilt.copy(),
             (-1, {}),
             self.pending_tuple,
             self.jobs_tuple,
@@ -136,7 +141,7 @@ def build_snapshot(sim: SimView) -> Snapshot:
     asking = sim.evolve_asking
     ver_key, run_t = cache.running_tuple
     if ver_key != cache.run_ver or asking:
-        run_t = _running_tuple(sim, cache.running_jobs)
+        run_t = _running_tuple(sim, cache)
         cache.running_tuple = (-1 if asking else cache.run_ver, run_t)
     pend_t = _queue_tuple(sim, cache)
     last_run, last_pend, jobs = cache.jobs_tuple
@@ -256,27 +261,31 @@ def _queue_tuple(sim: SimView, cache: SnapshotCache) -> tuple[Job, ...]:
     return pend_t
 
 
-def _running_tuple(sim: SimView, cache: dict[int, Job]) -> tuple[Job, ...]:
+def _running_tuple(sim: SimView, cached: SnapshotCache) -> tuple[Job, ...]:
     """Running jobs by expected end. Each Job is cached until its job is resized or ends (the
     engine drops it then), so the tuple is one map at C speed; a job asking to evolve gets a
     Job of its own, never cached, that shows its ask."""
+    cache = cached.running_jobs
     asking = sim.evolve_asking
-    if not asking:
-        try:
-            return tuple(map(cache.__getitem__, map(_second, sim.ends)))
-        except KeyError:
-            pass
-    order = list(map(_second, sim.ends))
     if asking:
         exp_end = sim.exp_end
         return tuple(
-            _running_job(sim, i, exp_end[i]) if i in asking else _cached_running(sim, cache, i) for i in order
+            _running_job(sim, i, exp_end[i]) if i in asking else _cached_running(sim, cache, i)
+            for i in map(_second, sim.ends)
         )
-    # jobs started or resized since the last snapshot (the lookup above failed): build just those
-    exp_end = sim.exp_end
-    for i in set(order).difference(cache):
-        cache[i] = _running_job(sim, i, exp_end[i])
-    return tuple(map(cache.__getitem__, order))
+    if cached.jobs_unbuilt:  # started or resized since: built first, so that the map never misses
+        exp_end = sim.exp_end
+        for i in cached.jobs_unbuilt:
+            if i in exp_end and i not in cache:  # (one built since, for an evolving ask, is current)
+                cache[i] = _running_job(sim, i, exp_end[i])
+        cached.jobs_unbuilt.clear()
+    try:
+        return tuple(map(cache.__getitem__, map(_second, sim.ends)))
+    except KeyError:  # a job the engine did not report (a copied cache's): built now
+        order = list(map(_second, sim.ends))
+        for i in set(order).difference(cache):
+            cache[i] = _running_job(sim, i, sim.exp_end[i])
+        return tuple(map(cache.__getitem__, order))
 
 
 def _cached_running(sim: SimView, cache: dict[int, Job], i: int) -> Job:
