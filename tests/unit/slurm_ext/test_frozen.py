@@ -43,6 +43,7 @@ def test_fast_init_builds_what_the_generated_init_builds(cls, data):
     kw = data.draw(values(cls))
     ref = reference(cls)(**kw)
     for obj in (cls(**kw), cls(*[kw.get(f.name, f.default) for f in dataclasses.fields(cls)])):
+        assert type(obj) is cls  # never left as the twin it is written through
         assert dataclasses.astuple(obj) == dataclasses.astuple(ref)
         assert hash(obj) == hash(cls(**kw)) and obj == cls(**kw)
         with pytest.raises(dataclasses.FrozenInstanceError):
@@ -80,3 +81,16 @@ def test_fast_init_refuses_classes_it_would_break():
     for cls in (Mutable, NoSlots, Checked, Factory):
         with pytest.raises(TypeError, match="fast_init"):
             fast_init(cls)
+
+
+def test_a_subclass_instance_keeps_its_class():
+    # the twin has the class's layout only: a subclass's instance (here with a slot of its own)
+    # is written slot by slot
+    class Tagged(decisions.StartJob):
+        __slots__ = ("tag",)
+
+    obj = Tagged(3, 4, "why")
+    assert type(obj) is Tagged
+    assert (obj.job_id, obj.nodes, obj.reason) == (3, 4, "why")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        obj.nodes = 5  # type: ignore[misc]
