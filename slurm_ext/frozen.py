@@ -30,8 +30,11 @@ def fast_init(cls: type[T]) -> type[T]:
         not f.init or f.default_factory is not dataclasses.MISSING for f in fields
     ):
         raise TypeError(f"{cls.__name__}: fast_init needs plain fields (no __post_init__ or factories)")
-    # Same layout as cls (no slots added), ordinary attribute setting: __class__ may go back and forth.
-    twin = type(f"_{cls.__name__}Init", (cls,), {"__slots__": (), "__setattr__": object.__setattr__})
+    # Same layout as cls (no slots added), ordinary attribute setting: __class__ may go back and
+    # forth. Both methods are object's: one Python method of the two (the frozen class's) would
+    # send every store through a call again (they share the type's one setattr slot).
+    ordinary = {"__slots__": (), "__setattr__": object.__setattr__, "__delattr__": object.__delattr__}
+    twin = type(f"_{cls.__name__}Init", (cls,), ordinary)
     env: dict[str, Any] = {"_cls": cls, "_twin": twin, "_set": object.__setattr__}
     params, fast, slow = ["self"], [], []
     for k, f in enumerate(fields):
