@@ -281,7 +281,7 @@ def _running_tuple(sim: SimView, cached: SnapshotCache) -> tuple[Job, ...]:
         cached.jobs_unbuilt.clear()
     try:
         return tuple(map(cache.__getitem__, map(_second, sim.ends)))
-    except KeyError:  # a safety net: the engine reports every start and resize (running_changed)
+    except KeyError:  # jobs running before the cache existed (its first snapshot): built now
         order = list(map(_second, sim.ends))
         for i in set(order).difference(cache):
             cache[i] = _running_job(sim, i, sim.exp_end[i])
