@@ -61,10 +61,8 @@ class SnapshotCache:
     # The same for working copies built without a snapshot (build_view): the entry per running
     # job by job index, and the entries by job id in running order at ``run_ver``.
     running_entries: dict[int, Running] = field(default_factory=dict)
-    # Jobs whose entry was dropped (started or resized) and that still run: build_view builds
-    # those before it looks every entry up (a miss there costs an exception and a set of all).
-    unbuilt: set[int] = field(default_factory=set)
-    # The same for the running Job objects, which build_snapshot builds before its lookup.
+    # Jobs whose Job was dropped (started or resized) and that still run: build_snapshot builds
+    # those before it looks every Job up (a miss there costs an exception and a set of all).
     jobs_unbuilt: set[int] = field(default_factory=set)
     view_running: tuple[int, dict[int, Running]] = (-1, {})
     # The queue and its Job tuple at the last snapshot.
@@ -75,7 +73,6 @@ class SnapshotCache:
         """Job ``i`` started or was resized."""
         self.running_jobs.pop(i, None)
         self.running_entries.pop(i, None)
-        self.unbuilt.add(i)
         self.jobs_unbuilt.add(i)
         self.run_ver += 1
 
@@ -83,7 +80,6 @@ class SnapshotCache:
         """Running job ``i`` ended (completed, killed or cancelled)."""
         self.running_jobs.pop(i, None)
         self.running_entries.pop(i, None)
-        self.unbuilt.discard(i)
         self.jobs_unbuilt.discard(i)
         self.pending_jobs.pop(i, None)
         self.run_ver += 1
@@ -105,7 +101,6 @@ class SnapshotCache:
             self.run_ver,
             self.running_tuple,
             {},  # entries are changed in place during a call: a copy builds its own
-            self.unbuilt.copy(),
             self.jobs_unbuilt.copy(),
             (-1, {}),
             self.pending_tuple,
@@ -184,21 +179,26 @@ def build_view(sim: SimView) -> WorkingView:
 def _running_entries(sim: SimView, cached: SnapshotCache) -> dict[int, Running]:
     """Running jobs' entries by expected end, each cached until its job is resized or ends; a job
     asking to evolve gets an entry of its own (never cached) that shows its ask."""
+    # One loop over the (expected end, index) list, not a map, a lookup of all keys and a dict
+    # comprehension: compiled, each step is a few C calls (rebuilt at every start, end and resize).
     cache = cached.running_entries
-    order = list(map(_second, sim.ends))
     asking = sim.evolve_asking
+    entries: dict[int, Running] = {}
+    # read as objects: a typed (float, int) pair would be unboxed here and the index boxed again
+    # for each dict lookup (an allocation for every index past 256)
+    ends: list[Any] = sim.ends
     if asking:
-        jid = sim.table.jid
-        return {
-            jid[i]: _running_entry(sim, i) if i in asking else _cached_entry(sim, cache, i) for i in order
-        }
-    if cached.unbuilt:  # built here, so that the lookup below rarely misses (a copied cache's may)
-        running = sim.exp_end
-        for i in cached.unbuilt:
-            if i in running:
-                cache[i] = _running_entry(sim, i)
-        cached.unbuilt.clear()
-    return {r.job_id: r for r in _all_cached(sim, cache, order, _running_entry)}
+        for pair in ends:
+            i = pair[1]
+            r = _running_entry(sim, i) if i in asking else _cached_entry(sim, cache, i)
+            entries[r.job_id] = r
+        return entries
+    for pair in ends:
+        i = pair[1]
+        got = cache.get(i)
+        r = got if got is not None else _cached_entry(sim, cache, i)
+        entries[r.job_id] = r
+    return entries
 
 
 def _cached_entry(sim: SimView, cache: dict[int, Running], i: int) -> Running:
