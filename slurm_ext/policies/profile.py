@@ -10,25 +10,28 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Iterable
-from operator import itemgetter
+from operator import attrgetter
 from typing import Final
 
+from slurm_ext.policies.running import Running
+
 INF: Final = math.inf  # Final: a C constant in the compiled build, not a module lookup per use
-_time = itemgetter(0)
+_end = attrgetter("end")
 
 
-def _steps(
-    now: float, free_now: int, releases: list[tuple[float, int]]
-) -> tuple[list[float], list[int]] | None:
-    """A profile's ``times`` and ``free`` from ``releases`` taken in order, or None if they are not
-    in time order. Releases at one time add up. An overdue running job (expected end <= now) still
-    holds its nodes: its release is placed just after now, never counted as free now. A job
-    without a limit never releases them."""
+def _steps(now: float, free_now: int, running: list[Running]) -> tuple[list[float], list[int]] | None:
+    """A profile's ``times`` and ``free`` from the running jobs' releases (each job's ``size``
+    nodes at its expected ``end``) taken in order, or None if they are not in time order.
+    Releases at one time add up. An overdue running job (expected end <= now) still holds its
+    nodes: its release is placed just after now, never counted as free now. A job without a
+    limit never releases them. (Read from the entries themselves: a list of (end, size) pairs
+    built for it cost as much as the profile.)"""
     times: list[float] = [now]
     free: list[int] = [free_now]
     cur, last = free_now, now
     soon = -INF  # where an overdue release goes (just after now), worked out when needed
-    for t, n in releases:
+    for r in running:
+        t, n = r.end, r.size
         if n <= 0 or t == INF:
             continue
         if t <= now:  # no float lies between now and soon: as ``t if t > soon else soon``
@@ -47,29 +50,25 @@ def _steps(
     return times, free
 
 
-def _profile_steps(
-    now: float, free_now: int, releases: Iterable[tuple[float, int]]
-) -> tuple[list[float], list[int]]:
-    """``_steps`` in one pass when the releases come in time order (the simulator's working
-    copies hand them so until a resize), else sorted by time first (order within a time does not
-    matter: those releases add up)."""
-    rel = releases if isinstance(releases, list) else list(releases)  # read twice if out of order
+def _profile_steps(now: float, free_now: int, running: Iterable[Running]) -> tuple[list[float], list[int]]:
+    """``_steps`` in one pass when the jobs come in order of expected end (the simulator's
+    working copies hand them so until a resize), else sorted by end first (order within a time
+    does not matter: those releases add up)."""
+    rel = running if isinstance(running, list) else list(running)  # read twice if out of order
     found = _steps(now, free_now, rel)
     if found is None:
-        found = _steps(now, free_now, sorted(rel, key=_time))
+        found = _steps(now, free_now, sorted(rel, key=_end))
         assert found is not None
     return found
 
 
-def first_free(
-    now: float, free_now: int, releases: Iterable[tuple[float, int]], nodes: int
-) -> tuple[float, int]:
-    """When ``nodes`` nodes are first free if nothing but ``releases`` changes (then they stay
-    free: :meth:`SnapshotProfile.earliest_start` of that profile, for any duration), and how many
-    are free then (every release at that time counted); ``(inf, 0)`` if never."""
+def first_free(now: float, free_now: int, running: Iterable[Running], nodes: int) -> tuple[float, int]:
+    """When ``nodes`` nodes are first free if nothing but the ``running`` jobs' ends change (then
+    they stay free: :meth:`SnapshotProfile.earliest_start` of that profile, for any duration),
+    and how many are free then (every release at that time counted); ``(inf, 0)`` if never."""
     if free_now >= nodes:
         return now, free_now
-    times, free = _profile_steps(now, free_now, releases)
+    times, free = _profile_steps(now, free_now, running)
     for t, avail in zip(times, free, strict=True):
         if avail >= nodes:
             return t, avail
@@ -90,7 +89,7 @@ class SnapshotProfile:
         self,
         now: float,
         free_now: int,
-        releases: Iterable[tuple[float, int]] = (),
+        running: Iterable[Running] = (),
         *,
         steps: tuple[list[float], list[int]] | None = None,
     ) -> None:
@@ -98,7 +97,7 @@ class SnapshotProfile:
         if steps is not None:  # ``times`` and ``free`` given as they are (copy)
             self.times, self.free = steps
             return
-        self.times, self.free = _profile_steps(now, free_now, releases)
+        self.times, self.free = _profile_steps(now, free_now, running)
 
     def copy(self) -> SnapshotProfile:
         # through __init__: a compiled (mypyc) class cannot be made by object.__new__

@@ -12,12 +12,12 @@ job of remaining time ``r`` on ``n`` nodes has remaining time ``r * n / m`` on `
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from heapq import heapify, heappop, heappush
 
 from slurm_ext.decisions import Decision, Expand, Shrink, StartJob
-from slurm_ext.model import Job, MalleableSpec, Snapshot
+from slurm_ext.model import Job, Snapshot
 from slurm_ext.policies.profile import INF, SnapshotProfile, first_free
+from slurm_ext.policies.running import Running
 
 
 def check_depth(reservation_depth: int) -> int:
@@ -40,72 +40,6 @@ def min_size(job: Job) -> int:
 
 def max_size(job: Job) -> int:
     return job.malleable.max_nodes if job.malleable else job.node_count
-
-
-@dataclass(slots=True, init=False)
-class Running:
-    """A running job in the working copy: current size and expected end, and what the policies
-    read of its job (fields, not the Job: the simulator builds these from its columns, see
-    ``slurm_ext.sim.snapshot.build_view``)."""
-
-    job_id: int
-    size: int
-    end: float
-    spec: MalleableSpec | None  # the job's malleable range, None if rigid
-    start: float  # start time (0.0 if unknown)
-    submit: float
-    limit: float | None  # the job's current time limit (None: unlimited)
-    ask: int | None  # target size of an open evolving request
-    # the spec's bounds, read at every min/max (millions of times a run): a field of this class
-    # reads directly in the compiled build, the spec's through Python's attribute lookup
-    _lo: int = field(repr=False, compare=False)
-    _hi: int = field(repr=False, compare=False)
-
-    # Written out: mypyc compiles this one to C, where the dataclass's generated __init__ runs as
-    # Python (half the cost of building the working copy's entries, one per start and resize).
-    def __init__(
-        self,
-        job_id: int,
-        size: int,
-        end: float,
-        spec: MalleableSpec | None,
-        start: float,
-        submit: float,
-        limit: float | None,
-        ask: int | None = None,
-    ) -> None:
-        self.job_id = job_id
-        self.size = size
-        self.end = end
-        self.spec = spec
-        self.start = start
-        self.submit = submit
-        self.limit = limit
-        self.ask = ask
-        if spec is None:
-            self._lo = self._hi = 0
-        else:
-            self._lo = spec.min_nodes if spec.min_nodes > 1 else 1
-            self._hi = spec.max_nodes
-
-    @property
-    def malleable(self) -> bool:
-        # an evolving job is not malleable: the scheduler may only grant or refuse its ask
-        return self.spec is not None and self.ask is None
-
-    # min and max are read for every running job many times per decision: no helper calls
-    @property
-    def min(self) -> int:
-        # A job never shrinks below its min, nor below 1.
-        if self.spec is None or self.ask is not None:
-            return self.size
-        return self._lo
-
-    @property
-    def max(self) -> int:
-        if self.spec is None or self.ask is not None:
-            return self.size
-        return self._hi
 
 
 # What a caller that keeps no snapshot (the simulator) hands WorkingView: time, total nodes, idle
@@ -167,7 +101,7 @@ class WorkingView:
         version = len(self.decisions)
         cached = self._profile
         if cached is None or cached[0] != version:
-            prof = SnapshotProfile(self.now, self.free, [(r.end, r.size) for r in self.running.values()])
+            prof = SnapshotProfile(self.now, self.free, list(self.running.values()))
             self._profile = (version, prof)
             return prof.copy()
         return cached[1].copy()
@@ -413,7 +347,7 @@ class WorkingView:
                 # A start too short to show at now's precision, which the general pass's profile
                 # does not hold: go on as that pass does, from the profile it would have.
                 return self.backfill(1, start_size, reason, self._profile_before(free0, early), (passed, []))
-            t, at = first_free(now, self.free, [(r.end, r.size) for r in self.running.values()], n)
+            t, at = first_free(now, self.free, list(self.running.values()), n)
             if t == INF:
                 passed += 1
                 continue
@@ -427,8 +361,8 @@ class WorkingView:
         """The profile a pass that began with ``free0`` idle nodes and then made the ``early``
         starts holds: built before those starts, each reserved from now."""
         started = {jid for jid, _, _ in early}
-        releases = [(r.end, r.size) for jid, r in self.running.items() if jid not in started]
-        prof = SnapshotProfile(self.now, free0, releases)
+        before = [r for jid, r in self.running.items() if jid not in started]
+        prof = SnapshotProfile(self.now, free0, before)
         for _, dur, n in early:
             prof.reserve(self.now, dur, n)
         return prof

@@ -5,11 +5,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slurm_ext.policies.profile import INF, SnapshotProfile, first_free
+from slurm_ext.policies.running import Running
+
+
+def _jobs(releases: list[tuple[float, int]]) -> list[Running]:
+    """Running jobs that release ``size`` nodes at ``end`` for each ``(end, size)``, in order."""
+    return [Running(k, size, end, None, 0.0, 0.0, None) for k, (end, size) in enumerate(releases)]
 
 
 def test_earliest_start_waits_for_the_job_that_frees_enough_nodes() -> None:
     # 000_* §IV.C example: 4 nodes, A (1 node) ends at 3600, B (1 node) at 1800, 2 idle.
-    prof = SnapshotProfile(0.0, 2, [(3600.0, 1), (1800.0, 1)])
+    prof = SnapshotProfile(0.0, 2, _jobs([(3600.0, 1), (1800.0, 1)]))
     assert prof.earliest_start(3, 100.0) == 1800.0
     assert prof.earliest_start(4, 100.0) == 3600.0
     assert prof.earliest_start(2, 100.0) == 0.0
@@ -17,7 +23,7 @@ def test_earliest_start_waits_for_the_job_that_frees_enough_nodes() -> None:
 
 
 def test_reservation_blocks_a_later_job_that_would_overlap_it() -> None:
-    prof = SnapshotProfile(0.0, 2, [(100.0, 2)])
+    prof = SnapshotProfile(0.0, 2, _jobs([(100.0, 2)]))
     prof.reserve(100.0, 50.0, 4)
     assert prof.min_free(0.0, 100.0) == 2
     assert prof.min_free(100.0, 150.0) == 0
@@ -27,7 +33,7 @@ def test_reservation_blocks_a_later_job_that_would_overlap_it() -> None:
 
 
 def test_overdue_running_job_is_not_counted_free_now() -> None:
-    prof = SnapshotProfile(50.0, 0, [(40.0, 3)])  # expected end already passed, still holds 3 nodes
+    prof = SnapshotProfile(50.0, 0, _jobs([(40.0, 3)]))  # expected end already passed, still holds 3 nodes
     assert prof.min_free(50.0, 50.0 + 1e-9) == 0
     assert prof.earliest_start(3, 10.0) > 50.0
 
@@ -41,8 +47,8 @@ def test_overdue_running_job_is_not_counted_free_now() -> None:
 def test_first_free_is_the_profiles_earliest_start_and_its_free_nodes(
     free: int, releases: list[tuple[float, int]], nodes: int
 ) -> None:
-    prof = SnapshotProfile(50.0, free, releases)  # releases before and at now are overdue
-    t, at = first_free(50.0, free, releases, nodes)
+    prof = SnapshotProfile(50.0, free, _jobs(releases))  # releases before and at now are overdue
+    t, at = first_free(50.0, free, _jobs(releases), nodes)
     assert t == prof.earliest_start(nodes, 25.0) == prof.earliest_start(nodes, INF)
     assert at == (0 if t == INF else prof.free[bisect_right(prof.times, t) - 1])
 
@@ -70,7 +76,7 @@ def test_reserve_takes_the_nodes_over_its_window_and_nowhere_else(
 ) -> None:
     # Against the definition: after reserving, free nodes at any time t are those before, less
     # ``nodes`` where start <= t < start + duration; breakpoints stay strictly increasing.
-    prof = SnapshotProfile(0.0, free, releases)
+    prof = SnapshotProfile(0.0, free, _jobs(releases))
     for found, start, duration, nodes in asks:
         if found:
             start = prof.earliest_start(nodes, duration)
@@ -102,7 +108,7 @@ def test_the_profile_frees_each_jobs_nodes_at_its_expected_end(
     # before now, 50) just after now, never now; a job without an end never.
     if in_order:
         releases = sorted(releases)
-    prof = SnapshotProfile(50.0, free, releases)
+    prof = SnapshotProfile(50.0, free, _jobs(releases))
     soon = math.nextafter(50.0, INF)
     assert prof.times[0] == 50.0
     assert all(a < b for a, b in zip(prof.times, prof.times[1:], strict=False))
