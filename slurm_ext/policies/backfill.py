@@ -11,12 +11,11 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from slurm_ext.decisions import Decision
-from slurm_ext.model import Job
 from slurm_ext.policies.base import ViewPolicy
-from slurm_ext.policies.working_view import WorkingView, check_depth
+from slurm_ext.policies.working_view import Queued, WorkingView, check_depth
 
 
-def _submitted(job: Job) -> int:
+def _submitted(job: Queued) -> int:
     return job.node_count
 
 

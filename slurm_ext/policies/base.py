@@ -114,7 +114,9 @@ class ViewPolicy(Policy):
     """A policy that plans on a :class:`~slurm_ext.policies.working_view.WorkingView` of the
     snapshot (DBES, SD-Policy, minAgree, the classic strategies, backfill): ``decide`` builds the
     view and calls ``plan``. A caller that keeps its state in columns (the simulator) may build
-    the same view itself and call ``plan`` directly, without a snapshot; the answer is the same."""
+    the same view itself and call ``plan`` directly, without a snapshot; the answer is the same.
+    The view holds what the policies read of each job, not its Job (:mod:`~slurm_ext.policies.entries`):
+    a ``Running`` entry per running job and a ``Queued`` one per pending job, in queue order."""
 
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
         return self.plan(WorkingView(snap), asking)

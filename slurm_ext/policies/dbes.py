@@ -35,10 +35,10 @@ from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from slurm_ext.decisions import Decision
-from slurm_ext.model import Job
 from slurm_ext.policies.base import QueueCounts, ViewPolicy
 from slurm_ext.policies.profile import INF, SnapshotProfile
 from slurm_ext.policies.working_view import (
+    Queued,
     Running,
     WorkingView,
     check_depth,
@@ -61,7 +61,7 @@ class DBES(ViewPolicy):
         # the working copy and (decision count, marks) at the last _forget_gone
         self._forgot: tuple[WorkingView, tuple[int, int]] | None = None
         # the last StartLater pass, for the backfill (see _backfill_resume); dropped after use
-        self._pass: tuple[WorkingView, int, SnapshotProfile, int, list[tuple[Job, float]]] | None = None
+        self._pass: tuple[WorkingView, int, SnapshotProfile, int, list[tuple[Queued, float]]] | None = None
         # (time, first release after it) of the last call if it may be repeated (see still_idle)
         self._idle: tuple[float, float] | None = None
         self._steady: tuple[float, float] | None = None  # what the call's last StartLater pass found
@@ -154,11 +154,11 @@ class DBES(ViewPolicy):
 
         return order
 
-    def _start_later(self, cl: WorkingView) -> list[tuple[Job, float]]:
+    def _start_later(self, cl: WorkingView) -> list[tuple[Queued, float]]:
         """StartLater jobs with their reservation times, without starting anything."""
         prof = cl.profile()
         first = prof.times[1] if len(prof.times) > 1 else INF  # the first release after now
-        out: list[tuple[Job, float]] = []
+        out: list[tuple[Queued, float]] = []
         clean = True  # every job passed was reserved or too large: the backfill would do the same
         k = 0
         total, now, depth = cl.total, cl.now, self.depth
@@ -166,8 +166,7 @@ class DBES(ViewPolicy):
             if len(out) >= depth:
                 break
             k += 1
-            spec = job.malleable
-            n = spec.min_nodes if spec else job.node_count  # min_size(job)
+            n = job.min_nodes  # min_size(job)
             if n > total:
                 continue
             limit = job.time_limit
@@ -187,8 +186,8 @@ class DBES(ViewPolicy):
         return out
 
     def _backfill_resume(
-        self, cl: WorkingView, later: list[tuple[Job, float]]
-    ) -> tuple[SnapshotProfile | None, tuple[int, list[tuple[Job, float]]] | None]:
+        self, cl: WorkingView, later: list[tuple[Queued, float]]
+    ) -> tuple[SnapshotProfile | None, tuple[int, list[tuple[Queued, float]]] | None]:
         """Where the backfill may start: unless the copy changed since the last StartLater pass,
         its first ``k`` jobs are that pass again (each job there got the same earliest start,
         after now), so the backfill goes on from that pass's profile and reservations."""
@@ -203,7 +202,7 @@ class DBES(ViewPolicy):
         tol = 1e-6 * max(1.0, abs(t))
         return [r for r in cl.malleable_running() if abs(r.end - t) <= tol]
 
-    def _clear_invalid(self, cl: WorkingView, later: list[tuple[Job, float]]) -> None:
+    def _clear_invalid(self, cl: WorkingView, later: list[tuple[Queued, float]]) -> None:
         if all(f is None for f in self.expanded_for.values()):
             return  # no mark to clear (the common case): skip computing every dependency
         marked = set(self.expanded_for.values())
@@ -212,7 +211,7 @@ class DBES(ViewPolicy):
             if for_job is not None and jid not in deps.get(for_job, ()):
                 self.expanded_for[jid] = _NONE
 
-    def _donors(self, cl: WorkingView, later: list[tuple[Job, float]], i: int) -> list[Running]:
+    def _donors(self, cl: WorkingView, later: list[tuple[Queued, float]], i: int) -> list[Running]:
         """Expanded jobs that may give nodes to StartLater job ``later[i]``, in shrink order."""
         me = later[i][0].job_id
         lower = {job.job_id for job, _ in later[i + 1 :]}
@@ -233,7 +232,7 @@ class DBES(ViewPolicy):
             + sorted(others, key=_by_expansion)
         )
 
-    def _shrink_phase(self, cl: WorkingView, later: list[tuple[Job, float]]) -> None:
+    def _shrink_phase(self, cl: WorkingView, later: list[tuple[Queued, float]]) -> None:
         for i, (job, _) in enumerate(later):
             n = min_size(job)
             if n - cl.free > self._spare(cl):
@@ -253,7 +252,7 @@ class DBES(ViewPolicy):
                 spare += r.size - r.min
         return spare
 
-    def _first_expansion(self, cl: WorkingView, later: list[tuple[Job, float]]) -> None:
+    def _first_expansion(self, cl: WorkingView, later: list[tuple[Queued, float]]) -> None:
         for i, (job, t) in enumerate(later):
             # self._deps(cl, t) and below their max, in one pass
             tol = 1e-6 * max(1.0, abs(t))
@@ -287,7 +286,7 @@ class DBES(ViewPolicy):
                     self.expanded_for[r.job_id] = job.job_id
             self._forget_gone(cl)
 
-    def _second_expansion(self, cl: WorkingView, later: list[tuple[Job, float]]) -> None:
+    def _second_expansion(self, cl: WorkingView, later: list[tuple[Queued, float]]) -> None:
         if cl.free <= 0:
             return
         jobs = [r for r in cl.malleable_running() if r.size < r.max]

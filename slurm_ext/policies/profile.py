@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from operator import attrgetter
 from typing import Final
 
-from slurm_ext.policies.running import Running
+from slurm_ext.policies.entries import Running
 
 INF: Final = math.inf  # Final: a C constant in the compiled build, not a module lookup per use
 _end = attrgetter("end")

@@ -39,10 +39,9 @@ from operator import attrgetter
 from typing import ClassVar, Literal
 
 from slurm_ext.decisions import Decision
-from slurm_ext.model import Job
 from slurm_ext.policies.base import QueueCounts, ViewPolicy
 from slurm_ext.policies.profile import SnapshotProfile
-from slurm_ext.policies.working_view import INF, Running, WorkingView, scaled_duration
+from slurm_ext.policies.working_view import INF, Queued, Running, WorkingView, scaled_duration
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +77,7 @@ class SDPolicy(ViewPolicy):
         self.candidate_mates = candidate_mates  # the paper's "first nm mates with lower p"
         self.requested: dict[int, float] = {}  # job id -> requested time, as first seen
         # the queue as the last call's plan left it, and whether each of its jobs is in ``requested``
-        self._queue_seen: list[Job] = []
+        self._queue_seen: list[Queued] = []
         self._recorded = True
         self.loans: dict[int, tuple[tuple[int, int], ...]] = {}  # new job -> (mate, nodes)
         # (working copy, its decision count, what _mates returned for it)
@@ -146,7 +145,7 @@ class SDPolicy(ViewPolicy):
         return self._slowdown(r, duration * lent / r.size)
 
     def select_mates(
-        self, cl: WorkingView, prof: SnapshotProfile, job: Job, static_end: float, limit: float
+        self, cl: WorkingView, prof: SnapshotProfile, job: Queued, static_end: float, limit: float
     ) -> MateChoice | None:
         """Listing 2 with whole nodes: the mate set of least impact, or None."""
         assert job.malleable is not None
@@ -162,7 +161,7 @@ class SDPolicy(ViewPolicy):
         now, times, free = cl.now, prof.times, prof.free
         seg, low = 1, free[0]  # idle nodes over [now, end): min of free[:seg]
         n_times, n_mates = len(times), len(by_end)
-        k, k_min = want, max(job.malleable.min_nodes, 1)
+        k, k_min = want, max(job.min_nodes, 1)
         while k >= k_min:
             duration = req * want / k
             end = now + duration
@@ -276,7 +275,7 @@ class SDPolicy(ViewPolicy):
             for jid in [j for j in requested if j not in live]:
                 del requested[jid]
 
-    def _run_with_mates(self, cl: WorkingView, job: Job, choice: MateChoice) -> None:
+    def _run_with_mates(self, cl: WorkingView, job: Queued, choice: MateChoice) -> None:
         for mate_id, lent in choice.loans:
             r = cl.running[mate_id]
             cl.resize(r, r.size - lent, f"SD: mate of job {job.job_id}, lends {lent} nodes", job.job_id)

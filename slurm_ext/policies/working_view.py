@@ -16,8 +16,8 @@ from heapq import heapify, heappop, heappush
 
 from slurm_ext.decisions import Decision, Expand, Shrink, StartJob
 from slurm_ext.model import Job, Snapshot
+from slurm_ext.policies.entries import Queued, Running
 from slurm_ext.policies.profile import INF, SnapshotProfile, first_free
-from slurm_ext.policies.running import Running
 
 
 def check_depth(reservation_depth: int) -> int:
@@ -27,25 +27,25 @@ def check_depth(reservation_depth: int) -> int:
     return reservation_depth
 
 
-def scaled_duration(job: Job, nodes: int) -> float:
+def scaled_duration(job: Queued, nodes: int) -> float:
     """Requested time of a pending ``job`` if started on ``nodes`` nodes (work conserved)."""
     if job.time_limit is None:
         return INF
     return job.time_limit * job.node_count / nodes
 
 
-def min_size(job: Job) -> int:
-    return job.malleable.min_nodes if job.malleable else job.node_count
+def min_size(job: Queued) -> int:
+    return job.min_nodes
 
 
-def max_size(job: Job) -> int:
-    return job.malleable.max_nodes if job.malleable else job.node_count
+def max_size(job: Queued) -> int:
+    return job.max_nodes
 
 
 # What a caller that keeps no snapshot (the simulator) hands WorkingView: time, total nodes, idle
 # nodes, its own Running entries of the running jobs (in the order of ``Snapshot.running``) and a
 # fresh list of the pending jobs in queue order.
-ViewState = tuple[float, int, int, dict[int, Running], list[Job]]
+ViewState = tuple[float, int, int, dict[int, Running], list[Queued]]
 
 
 def running_of(job: Job) -> Running:
@@ -60,6 +60,11 @@ def running_of(job: Job) -> Running:
         job.time_limit,
         job.evolving,
     )
+
+
+def queued_of(job: Job) -> Queued:
+    """The working copy's entry for a pending ``job`` of a snapshot."""
+    return Queued(job.job_id, job.node_count, job.submit_time, job.start_time, job.time_limit, job.malleable)
 
 
 def expected_end(job: Job) -> float:
@@ -82,7 +87,7 @@ class WorkingView:
         if snap is not None:
             self.now, self.total, self.free = snap.time, snap.total_nodes, snap.free
             self.running: dict[int, Running] = {j.job_id: running_of(j) for j in snap.running}
-            self.pending: list[Job] = list(snap.pending)
+            self.pending: list[Queued] = [queued_of(j) for j in snap.pending]
         elif state is not None:
             self.now, self.total, self.free, running, self.pending = state
             self.running = running.copy()
@@ -121,7 +126,7 @@ class WorkingView:
         return [r for r in self.running.values() if abs(r.end - t) <= tol]
 
     # --- actions (recorded in order) ------------------------------------------------------
-    def start(self, job: Job, nodes: int, reason: str) -> None:
+    def start(self, job: Queued, nodes: int, reason: str) -> None:
         if nodes > self.free:
             raise RuntimeError(f"start job {job.job_id} on {nodes} nodes with {self.free} free")
         self.free -= nodes
@@ -244,11 +249,11 @@ class WorkingView:
     def backfill(
         self,
         depth: int,
-        start_size: Callable[[Job], int],
+        start_size: Callable[[Queued], int],
         reason: str,
         profile: SnapshotProfile | None = None,
-        resume: tuple[int, list[tuple[Job, float]]] | None = None,
-    ) -> list[tuple[Job, float]]:
+        resume: tuple[int, list[tuple[Queued, float]]] | None = None,
+    ) -> list[tuple[Queued, float]]:
         """Priority-order pass with ``depth`` reservations (Maui ``ReservationDepth``; EASY is 1).
 
         Each pending job starts now if it fits without delaying an earlier reservation;
@@ -263,7 +268,7 @@ class WorkingView:
         if depth == 1 and profile is None and resume is None:
             return self._easy(start_size, reason)
         prof = profile or self.profile()
-        reserved: list[tuple[Job, float]] = []
+        reserved: list[tuple[Queued, float]] = []
         jobs = self.pending
         if resume is not None:
             k, done = resume
@@ -275,11 +280,7 @@ class WorkingView:
             full = len(reserved) >= depth
             if full and self.free == 0:
                 break  # nothing can start, nor be reserved, any more
-            if by_min:
-                spec = job.malleable
-                n = spec.min_nodes if spec else job.node_count
-            else:
-                n = start_size(job)
+            n = job.min_nodes if by_min else start_size(job)
             if n > total or (full and n > self.free):
                 continue
             limit = job.time_limit
@@ -295,7 +296,7 @@ class WorkingView:
                 reserved.append((job, t))
         return reserved
 
-    def _easy(self, start_size: Callable[[Job], int], reason: str) -> list[tuple[Job, float]]:
+    def _easy(self, start_size: Callable[[Queued], int], reason: str) -> list[tuple[Queued, float]]:
         """:meth:`backfill` with one reservation (EASY): the same starts and reservation, with
         no profile (EASY's shadow time and extra nodes).
 
@@ -308,18 +309,14 @@ class WorkingView:
         """
         by_min = start_size is min_size
         total, now, free0 = self.total, self.now, self.free
-        reserved: list[tuple[Job, float]] = []
+        reserved: list[tuple[Queued, float]] = []
         shadow = INF
         extra = 0
         early: list[tuple[int, float, int]] = []  # starts before the reservation: (job id, duration, nodes)
         passed = 0  # jobs before the reservation that neither started nor got it
         unheld = False  # an early start too short to show at now's precision
         for job in list(self.pending):
-            if by_min:
-                spec = job.malleable
-                n = spec.min_nodes if spec else job.node_count
-            else:
-                n = start_size(job)
+            n = job.min_nodes if by_min else start_size(job)
             if reserved:
                 if n > self.free:  # most jobs once the reservation is made
                     if self.free == 0:
@@ -409,7 +406,7 @@ def _fill_cost(jobs: list[tuple[int, int, float, int]], level: int) -> int:
     return cost
 
 
-def _remove_same(jobs: list[Job], job: Job) -> None:
+def _remove_same(jobs: list[Queued], job: Queued) -> None:
     """``jobs.remove(job)`` by identity: list.remove would call the dataclass ``__eq__`` (a
     comparison of every field) on each job before it; job ids are unique, so the result is the same."""
     for k, other in enumerate(jobs):
@@ -419,15 +416,11 @@ def _remove_same(jobs: list[Job], job: Job) -> None:
     raise ValueError(f"job {job.job_id} is not pending")
 
 
-def leading_starts(cl: WorkingView, start_size: Callable[[Job], int], reason: str) -> None:
+def leading_starts(cl: WorkingView, start_size: Callable[[Queued], int], reason: str) -> None:
     """Start pending jobs in priority order while they fit (Maui's StartNow jobs)."""
     by_min = start_size is min_size  # inline below: a call through a function object costs more
     for job in list(cl.pending):
-        if by_min:
-            spec = job.malleable
-            n = spec.min_nodes if spec else job.node_count
-        else:
-            n = start_size(job)
+        n = job.min_nodes if by_min else start_size(job)
         if n > cl.free:
             break
         cl.start(job, n, reason)
@@ -435,6 +428,7 @@ def leading_starts(cl: WorkingView, start_size: Callable[[Job], int], reason: st
 
 __all__ = [
     "INF",
+    "Queued",
     "Running",
     "ViewState",
     "WorkingView",
@@ -442,5 +436,6 @@ __all__ = [
     "leading_starts",
     "max_size",
     "min_size",
+    "queued_of",
     "scaled_duration",
 ]

@@ -793,7 +793,7 @@ class Simulator:
             if not decisions and not ask and self._may_skip:
                 cache = self.snapshot_cache
                 assert cache is not None  # built by build_view
-                self._idle_call = (cache.run_ver, cache.pending_tuple[0])
+                self._idle_call = (cache.run_ver, cache.view_pending[0])
             return decisions
         return policy.decide(self.snapshot(), asking)
 

@@ -19,7 +19,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState, Snapshot
-from slurm_ext.policies.working_view import Running, WorkingView
+from slurm_ext.policies.working_view import Queued, Running, WorkingView
 from slurm_ext.sim.schedulers import EasyView, shadow_and_extra
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ class SnapshotCache:
 
     The engine reports what changed (:meth:`running_changed`, :meth:`ended`, :meth:`raised`,
     :meth:`dequeued`); :func:`build_snapshot` reads and refills the rest. Tuples are replaced,
-    never mutated, so :meth:`copy` shares them and copies only the two per-job dicts.
+    never mutated, so :meth:`copy` shares them and copies only the per-job dicts.
     """
 
     # Running jobs' Job objects by job index; dropped when the job starts, is resized or ends.
@@ -67,6 +67,10 @@ class SnapshotCache:
     view_running: tuple[int, dict[int, Running]] = (-1, {})
     # The queue and its Job tuple at the last snapshot.
     pending_tuple: tuple[list[int], tuple[Job, ...]] = ([], ())
+    # The same for working copies: queued jobs' entries by job index (dropped as their Job is)
+    # and the queue with its entries at the last working copy.
+    queued_entries: dict[int, Queued] = field(default_factory=dict)
+    view_pending: tuple[list[int], tuple[Queued, ...]] = ([], ())
     jobs_tuple: tuple[tuple[Job, ...], tuple[Job, ...], tuple[Job, ...]] = ((), (), ())
 
     def running_changed(self, i: int) -> None:
@@ -82,6 +86,7 @@ class SnapshotCache:
         self.running_entries.pop(i, None)
         self.jobs_unbuilt.discard(i)
         self.pending_jobs.pop(i, None)
+        self.queued_entries.pop(i, None)
         self.run_ver += 1
 
     def raised(self, i: int) -> None:
@@ -89,10 +94,13 @@ class SnapshotCache:
         may read the same as before (a raised head)."""
         self.pending_jobs.pop(i, None)
         self.pending_tuple = ([], ())
+        self.queued_entries.pop(i, None)
+        self.view_pending = ([], ())
 
     def dequeued(self, i: int) -> None:
         """Queued job ``i`` left the queue without starting (cancelled)."""
         self.pending_jobs.pop(i, None)
+        self.queued_entries.pop(i, None)
 
     def copy(self) -> SnapshotCache:
         return SnapshotCache(
@@ -104,6 +112,8 @@ class SnapshotCache:
             self.jobs_unbuilt.copy(),
             (-1, {}),
             self.pending_tuple,
+            self.queued_entries.copy(),
+            self.view_pending,
             self.jobs_tuple,
         )
 
@@ -164,7 +174,8 @@ def build_view(sim: SimView) -> WorkingView:
     """The working copy a :class:`~slurm_ext.policies.base.ViewPolicy` plans on, the same as
     ``WorkingView(build_snapshot(sim))`` without the snapshot: on the cache's Running entries
     (one per running job, kept until the job is resized or ends; the caller must ``restore()``
-    the copy after the call) and a list of the snapshot's (shared) queued Job objects."""
+    the copy after the call) and a list of the queued jobs' entries (shared, kept until the job
+    leaves the queue)."""
     cache = sim.snapshot_cache
     if cache is None:
         cache = sim.snapshot_cache = SnapshotCache()
@@ -173,7 +184,9 @@ def build_view(sim: SimView) -> WorkingView:
     if ver_key != cache.run_ver or asking:
         entries = _running_entries(sim, cache)
         cache.view_running = (-1 if asking else cache.run_ver, entries)
-    return WorkingView(state=(sim.now, sim.total_nodes, sim.free, entries, list(_queue_tuple(sim, cache))))
+    queued = _in_queue_order(sim, cache.view_pending, cache.queued_entries, _queued_entry)
+    cache.view_pending = queued
+    return WorkingView(state=(sim.now, sim.total_nodes, sim.free, entries, list(queued[1])))
 
 
 def _running_entries(sim: SimView, cached: SnapshotCache) -> dict[int, Running]:
@@ -245,20 +258,32 @@ def _running_entry(sim: SimView, i: int) -> Running:
 
 def _queue_tuple(sim: SimView, cache: SnapshotCache) -> tuple[Job, ...]:
     """The queued jobs' Job objects in queue order."""
-    # Queued jobs change only when raised (the engine then drops their Job and this tuple). The
-    # tuple of the last snapshot is reused while the queue is the same list, and extended when
-    # jobs were only appended (an arrival): comparing int lists runs at C speed, mapping the
-    # whole queue to Job objects at every event cost O(queue) Python calls (DMR keeps ~200).
+    cache.pending_tuple = found = _in_queue_order(sim, cache.pending_tuple, cache.pending_jobs, _pending_job)
+    return found[1]
+
+
+def _in_queue_order(
+    sim: SimView,
+    last: tuple[list[int], tuple[_V, ...]],
+    built: dict[int, _V],
+    build: Callable[[SimView, int], _V],
+) -> tuple[list[int], tuple[_V, ...]]:
+    """The queue and what ``build`` makes of each queued job (kept in ``built``), in queue order,
+    from ``last``: the queue and items of the last call."""
+    # Queued jobs change only when raised (the engine then drops what was built of them). The
+    # items of the last call are reused while the queue is the same list, and extended when
+    # jobs were only appended (an arrival): comparing int lists runs at C speed, building the
+    # whole queue's items at every event cost O(queue) Python calls (DMR keeps ~200).
     q = sim.queue
-    last_q, pend_t = cache.pending_tuple
-    if q != last_q:
-        k = len(last_q)
-        if k and len(q) > k and q[k - 1] == last_q[-1] and q[:k] == last_q:
-            pend_t = pend_t + _pending_tuple(sim, cache.pending_jobs, q[k:])
-        else:
-            pend_t = _pending_tuple(sim, cache.pending_jobs, q)
-        cache.pending_tuple = (q.copy(), pend_t)
-    return pend_t
+    last_q, items = last
+    if q == last_q:
+        return last
+    k = len(last_q)
+    if k and len(q) > k and q[k - 1] == last_q[-1] and q[:k] == last_q:
+        items = items + _all_cached(sim, built, q[k:], build)
+    else:
+        items = _all_cached(sim, built, q, build)
+    return (q.copy(), items)
 
 
 def _running_tuple(sim: SimView, cached: SnapshotCache) -> tuple[Job, ...]:
@@ -295,11 +320,6 @@ def _cached_running(sim: SimView, cache: dict[int, Job], i: int) -> Job:
     return job
 
 
-def _pending_tuple(sim: SimView, pcache: dict[int, Job], indices: list[int]) -> tuple[Job, ...]:
-    """The queued jobs' Job objects, building the few missing (new arrivals)."""
-    return _all_cached(sim, pcache, indices, _pending_job)
-
-
 def _running_job(sim: SimView, i: int, exp: float) -> Job:
     size = sim.table.size[i]
     target = sim.evolve_asking.get(i)
@@ -328,6 +348,20 @@ def _pending_job(sim: SimView, i: int) -> Job:
     values[_PRIORITY] = -table.qkey[i]  # encodes the queue order; Snapshot.pending sorts by it
     values[_MALLEABLE] = table.spec.get(i)
     return Job(*values)
+
+
+def _queued_entry(sim: SimView, i: int) -> Queued:
+    """What ``queued_of`` makes of :func:`_pending_job`'s Job, without the Job."""
+    table = sim.table
+    limit = table.lim[i]
+    return Queued(
+        table.jid[i],
+        table.size[i],
+        table.sub[i],
+        None,
+        None if math.isinf(limit) else limit,
+        table.spec.get(i),
+    )
 
 
 def easy_view(snap: Snapshot) -> EasyView:

@@ -4,8 +4,8 @@ from bisect import bisect_right
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from slurm_ext.policies.entries import Running
 from slurm_ext.policies.profile import INF, SnapshotProfile, first_free
-from slurm_ext.policies.running import Running
 
 
 def _jobs(releases: list[tuple[float, int]]) -> list[Running]:

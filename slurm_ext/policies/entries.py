@@ -1,7 +1,10 @@
-"""A running job as the policies' working copy holds it (:class:`Running`).
+"""What the policies' working copy holds of each job: :class:`Running` and :class:`Queued`.
 
-Its own module because the availability profile (:mod:`slurm_ext.policies.profile`) is built
-from these entries too, and the working copy (:mod:`slurm_ext.policies.working_view`) needs both.
+Fields, not the :class:`~slurm_ext.model.Job`: the simulator builds these from its columns (see
+``slurm_ext.sim.snapshot.build_view``), a live snapshot's copy from its Jobs, and in the
+compiled build a field of these classes reads directly where a Job's goes through Python's
+attribute lookup. Their own module because the availability profile
+(:mod:`slurm_ext.policies.profile`) is built from the running entries too.
 """
 
 from __future__ import annotations
@@ -75,3 +78,40 @@ class Running:
         if self.spec is None or self.ask is not None:
             return self.size
         return self._hi
+
+
+@dataclass(slots=True, init=False)
+class Queued:
+    """A pending job in the working copy, in queue order: the fields of its Job that the policies
+    read (same names), and the fewest and most nodes it can start on."""
+
+    job_id: int
+    node_count: int  # the nodes it asked for
+    submit_time: float
+    start_time: float | None  # the expected start a live snapshot may show; None in the simulator
+    time_limit: float | None  # requested time at ``node_count`` nodes (None: unlimited)
+    malleable: MalleableSpec | None
+    min_nodes: int  # ``malleable.min_nodes`` if malleable, else ``node_count``
+    max_nodes: int  # ``malleable.max_nodes`` if malleable, else ``node_count``
+
+    # Written out, as Running's (one per queued job of a run).
+    def __init__(
+        self,
+        job_id: int,
+        node_count: int,
+        submit_time: float,
+        start_time: float | None,
+        time_limit: float | None,
+        malleable: MalleableSpec | None,
+    ) -> None:
+        self.job_id = job_id
+        self.node_count = node_count
+        self.submit_time = submit_time
+        self.start_time = start_time
+        self.time_limit = time_limit
+        self.malleable = malleable
+        if malleable is None:
+            self.min_nodes = self.max_nodes = node_count
+        else:
+            self.min_nodes = malleable.min_nodes
+            self.max_nodes = malleable.max_nodes
