@@ -197,8 +197,9 @@ def _running_entries(sim: SimView, cached: SnapshotCache) -> dict[int, Running]:
     cache = cached.running_entries
     asking = sim.evolve_asking
     entries: dict[int, Running] = {}
-    # read as objects: a typed (float, int) pair would be unboxed here and the index boxed again
-    # for each dict lookup (an allocation for every index past 256)
+    # Indices read as objects (``Any``), here and in _all_cached: a typed int is unboxed and
+    # boxed again for a lookup, a new object for every index past 256, which the dict must then
+    # compare by value; the engine's own int object, kept as the key, is found by identity.
     ends: list[Any] = sim.ends
     if asking:
         for pair in ends:
@@ -209,8 +210,10 @@ def _running_entries(sim: SimView, cached: SnapshotCache) -> dict[int, Running]:
     for pair in ends:
         i = pair[1]
         got = cache.get(i)
-        r = got if got is not None else _cached_entry(sim, cache, i)
-        entries[r.job_id] = r
+        if got is None:
+            got = _running_entry(sim, i)
+            cache[i] = got
+        entries[got.job_id] = got
     return entries
 
 
@@ -227,16 +230,18 @@ def _all_cached(
     """``cache[k]`` for every key in order, the missing ones built (in key order) and kept first.
     itemgetter looks them all up in C, where ``map(cache.__getitem__, keys)`` makes a call per key
     (the queue is looked up again whenever it lost a job: ~200 jobs at every start in DMR's runs)."""
-    if len(keys) < 2:  # itemgetter needs a key and gives a tuple only for two or more
-        for k in keys:
+    objs: list[Any] = keys  # the caller's int objects as keys (see _running_entries)
+    if len(objs) < 2:  # itemgetter needs a key and gives a tuple only for two or more
+        for k in objs:
             if k not in cache:
                 cache[k] = build(sim, k)
-        return tuple([cache[k] for k in keys])
-    get = itemgetter(*keys)
+        return tuple([cache[k] for k in objs])
+    get = itemgetter(*objs)
     try:
         return get(cache)  # type: ignore[no-any-return]
     except KeyError:
-        for k in sorted(set(keys).difference(cache)):  # found at C speed
+        missing: list[Any] = sorted(set(objs).difference(cache))  # found at C speed
+        for k in missing:
             cache[k] = build(sim, k)
         return get(cache)  # type: ignore[no-any-return]
 
