@@ -545,9 +545,13 @@ class Simulator:
                 self._pass(self)
             self._stable = len(self.queue)
             return
+        # A policy that starts every job itself runs with no pass: not called (an empty call per
+        # step and per applied answer).
+        pass_ = None if self._pass is no_scheduler else self._pass
         while True:
             self._dirty = False
-            self._pass(self)
+            if pass_ is not None:
+                pass_(self)
             # No snapshot and no call when the policy can tell from the counters that it would
             # only say NoAction (DMR at most events); an open evolving ask always calls.
             policy = self.policy
@@ -555,7 +559,8 @@ class Simulator:
                 decisions = self._decide(policy, None)
                 if decisions and self.apply(decisions):
                     self._stable = 0
-                    self._pass(self)
+                    if pass_ is not None:
+                        pass_(self)
                     self._dirty = False
             elif policy is not None:
                 self._idle_call = None  # still_idle speaks of the last call: this one was not made
@@ -683,7 +688,10 @@ class Simulator:
             old_ref = now
         else:
             done, old_ref, old_rate = p
-            done += max(0.0, now - old_ref) * old_rate
+            # max(0.0, x) and max(now, old_ref) as comparisons: a builtin call here cost more
+            # than the rest of the line (the same values, ties and NaN included)
+            ran = now - old_ref
+            done += (ran if ran > 0.0 else 0.0) * old_rate
         n0 = table.size0[i]
         sf = table.serial.get(i)
         if new == n0:
@@ -692,7 +700,7 @@ class Simulator:
             rate = new / n0  # speedup(new, 0) / speedup(n0, 0): linear, the same float
         else:
             rate = speedup(new, sf) / speedup(n0, sf)
-        t_ref = max(now, old_ref) + self.resize_overhead
+        t_ref = (old_ref if old_ref > now else now) + self.resize_overhead
         self._stable = 0
         self._dirty = True
         size = table.size
