@@ -372,18 +372,19 @@ def water_fill(jobs: list[tuple[int, int, float, int]], nodes: int) -> dict[int,
     that giving raises every job below some level ``L`` to ``L`` (or its max), then gives one more
     node to each of the first jobs, in (start, id) order, that are then at ``L`` below their max."""
 
-    low, high = jobs[0][0], jobs[0][1]
-    for size, top, _, _ in jobs:
-        low, high = min(low, size), max(high, top)
-    if _fill_cost(jobs, high) <= nodes:  # enough for every job's max
+    # sizes and maxima as two int lists, read at every level tried (not the 4-tuples again)
+    held = [size for size, _, _, _ in jobs]
+    tops = [top for _, top, _, _ in jobs]
+    low, high = min(held), max(tops)
+    if _fill_cost(held, tops, high) <= nodes:  # enough for every job's max
         return {jid: top for _, top, _, jid in jobs}
     while high - low > 1:  # the highest level the nodes reach: cost(low) <= nodes < cost(high)
         mid = (low + high) // 2
-        if _fill_cost(jobs, mid) <= nodes:
+        if _fill_cost(held, tops, mid) <= nodes:
             low = mid
         else:
             high = mid
-    left = nodes - _fill_cost(jobs, low)
+    left = nodes - _fill_cost(held, tops, low)
     sizes: dict[int, int] = {}
     at_level: list[tuple[float, int]] = []  # (start, id) of the jobs at ``low`` that may grow
     for size, top, start, jid in jobs:
@@ -397,11 +398,13 @@ def water_fill(jobs: list[tuple[int, int, float, int]], nodes: int) -> dict[int,
     return sizes
 
 
-def _fill_cost(jobs: list[tuple[int, int, float, int]], level: int) -> int:
-    """Nodes that raise every job of :func:`water_fill` to ``level`` (or its max)."""
+def _fill_cost(sizes: list[int], tops: list[int], level: int) -> int:
+    """Nodes that raise every job of :func:`water_fill` (its ``sizes`` and maxima ``tops``) to
+    ``level`` (or its max)."""
     cost = 0
-    for size, top, _, _ in jobs:
+    for k, size in enumerate(sizes):
         if size < level:
+            top = tops[k]
             cost += (level if level < top else top) - size
     return cost
 
