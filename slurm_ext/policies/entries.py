@@ -83,7 +83,8 @@ class Running:
 @dataclass(slots=True, init=False)
 class Queued:
     """A pending job in the working copy, in queue order: the fields of its Job that the policies
-    read (same names), and the fewest and most nodes it can start on."""
+    read (same names), and the fewest and most nodes it can start on. Read only: the simulator
+    keeps one per queued job and hands the same entry to every call (as it does a Job)."""
 
     job_id: int
     node_count: int  # the nodes it asked for
