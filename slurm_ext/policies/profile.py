@@ -85,23 +85,9 @@ class SnapshotProfile:
 
     __slots__ = ("times", "free", "_found")
 
-    def __init__(
-        self,
-        now: float,
-        free_now: int,
-        running: Iterable[Running] = (),
-        *,
-        steps: tuple[list[float], list[int]] | None = None,
-    ) -> None:
+    def __init__(self, now: float, free_now: int, running: Iterable[Running] = ()) -> None:
         self._found = 0  # index of the last start earliest_start found (a hint for reserve)
-        if steps is not None:  # ``times`` and ``free`` given as they are (copy)
-            self.times, self.free = steps
-            return
         self.times, self.free = _profile_steps(now, free_now, running)
-
-    def copy(self) -> SnapshotProfile:
-        # through __init__: a compiled (mypyc) class cannot be made by object.__new__
-        return SnapshotProfile(self.times[0], 0, steps=(self.times.copy(), self.free.copy()))
 
     @property
     def now(self) -> float:
