@@ -61,6 +61,7 @@ SMALL = frozenset(
         "prog",
         "exp_end",
         "snapshot_cache",
+        "malleable_running",
         "malleable_now",
         "queue",
         "qsizes",

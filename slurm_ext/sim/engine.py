@@ -260,7 +260,10 @@ class Simulator:
         # What the last snapshot built, for the next one (snapshot.py); told here what changed.
         # None until the first snapshot: a run that never builds one tells it nothing.
         self.snapshot_cache: SnapshotCache | None = None
-        # malleable_sizes()'s answer until a malleable job starts, ends or is resized (None: stale).
+        # (size, range) of each running malleable job by index, kept at every start, end and
+        # resize: malleable_sizes() copies its values at C speed instead of walking every running
+        # job; its answer is kept until one of them changes (None: stale).
+        self.malleable_running: dict[int, tuple[int, MalleableSpec]] = {}
         self.malleable_now: list[tuple[int, MalleableSpec]] | None = None
         # What a view policy's last call saw when it decided nothing (None otherwise): the running
         # set's version and the queue (see _decide); only for a policy that may skip calls.
@@ -418,6 +421,7 @@ class Simulator:
                         if cache is not None:
                             cache.ended(i)
                         if i in spec:
+                            del self.malleable_running[i]
                             self.malleable_now = None
                         del ends[bisect_left(ends, (exp_end.pop(i), i))]
                         self.free += size[i]
@@ -612,7 +616,9 @@ class Simulator:
         cache = self.snapshot_cache
         if cache is not None:
             cache.running_changed(i)  # a restored state may have a Job of it: never stale
-        if i in table.spec:
+        spec = table.spec.get(i)
+        if spec is not None:
+            self.malleable_running[i] = (n, spec)
             self.malleable_now = None
         state[i] = RUNNING
         table.start_t[i] = now
@@ -666,6 +672,7 @@ class Simulator:
         if cache is not None:
             cache.ended(i)
         if i in self.table.spec:
+            del self.malleable_running[i]
             self.malleable_now = None
         ends = self.ends
         del ends[bisect_left(ends, (self.exp_end.pop(i), i))]
@@ -709,7 +716,10 @@ class Simulator:
         cache = self.snapshot_cache
         if cache is not None:
             cache.running_changed(i)
-        self.malleable_now = None
+        spec = table.spec.get(i)
+        if spec is not None:
+            self.malleable_running[i] = (new, spec)
+            self.malleable_now = None
         exp_end = self.exp_end
         ends = self.ends
         del ends[bisect_left(ends, (exp_end[i], i))]
@@ -765,12 +775,11 @@ class Simulator:
     # ------------------------------------------------------------------ policies
 
     def malleable_sizes(self) -> list[tuple[int, MalleableSpec]]:
-        """Size and range of every running malleable job (:class:`~slurm_ext.policies.base.QueueCounts`):
-        the same list object until one starts, ends or is resized."""
+        """Size and range of every running malleable job (:class:`~slurm_ext.policies.base.QueueCounts`),
+        in no particular order: the same list object until one starts, ends or is resized."""
         now = self.malleable_now
         if now is None:
-            spec, size = self.table.spec, self.table.size
-            now = self.malleable_now = [(size[i], spec[i]) for _, i in self.ends if i in spec]
+            now = self.malleable_now = list(self.malleable_running.values())
         return now
 
     def head_min_size(self) -> int | None:
