@@ -70,8 +70,9 @@ class QueueCounts(Protocol):
         ...
 
     def malleable_sizes(self) -> list[tuple[int, MalleableSpec]]:
-        """``(node_count, malleable)`` of every running malleable job (none with an evolving ask);
-        not to be changed by the caller (a simulator hands out the same list until one changes)."""
+        """``(node_count, malleable)`` of every running malleable job (none with an evolving ask),
+        in no particular order; not to be changed by the caller (a simulator hands out the same
+        list until one changes)."""
         ...
 
     def head_min_size(self) -> int | None:
