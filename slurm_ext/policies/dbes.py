@@ -32,7 +32,7 @@ expanded"). The policy keeps, between calls, which StartLater job each expansion
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from slurm_ext.decisions import Decision
 from slurm_ext.policies.base import QueueCounts, ViewPolicy
@@ -126,10 +126,17 @@ class DBES(ViewPolicy):
         key = (len(cl.decisions), len(self.expanded_for))
         if self._forgot is not None and self._forgot[0] is cl and self._forgot[1] == key:
             return
-        for jid in list(self.expanded_for):
-            r = cl.running.get(jid)
+        # The marks are read, not copied, and the few that go dropped after; a key read as an
+        # object (``Any``) is looked up as itself, where a typed int is boxed again per lookup.
+        running = cl.running
+        gone: list[Any] = []
+        jid: Any
+        for jid in self.expanded_for:
+            r = running.get(jid)
             if r is None or r.size <= r.min:
-                del self.expanded_for[jid]
+                gone.append(jid)
+        for jid in gone:
+            del self.expanded_for[jid]
         self._forgot = (cl, (len(cl.decisions), len(self.expanded_for)))
 
     def _forget_idle(self, cl: WorkingView) -> None:
@@ -246,6 +253,7 @@ class DBES(ViewPolicy):
     def _spare(self, cl: WorkingView) -> int:
         """Nodes all marked jobs could give back: at least what ``_donors`` may give any job."""
         spare = 0
+        jid: Any  # as itself (see _forget_gone)
         for jid in self.expanded_for:
             r = cl.running.get(jid)
             if r is not None and r.malleable and r.size > r.min:

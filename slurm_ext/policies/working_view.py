@@ -417,7 +417,9 @@ def _remove_same(jobs: list[Queued], job: Queued) -> None:
 def leading_starts(cl: WorkingView, start_size: Callable[[Queued], int], reason: str) -> None:
     """Start pending jobs in priority order while they fit (Maui's StartNow jobs)."""
     by_min = start_size is min_size  # inline below: a call through a function object costs more
-    for job in list(cl.pending):
+    pending = cl.pending
+    while pending:  # each start removes the head: no copy of the queue (most calls start none)
+        job = pending[0]
         n = job.min_nodes if by_min else start_size(job)
         if n > cl.free:
             break

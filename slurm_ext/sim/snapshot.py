@@ -73,34 +73,37 @@ class SnapshotCache:
     view_pending: tuple[list[int], tuple[Queued, ...]] = ([], ())
     jobs_tuple: tuple[tuple[Job, ...], tuple[Job, ...], tuple[Job, ...]] = ((), (), ())
 
-    def running_changed(self, i: int) -> None:
+    # The engine tells these of every start, resize and end (about three calls per job). ``i`` is
+    # read as an object and each entry dropped by ``in`` and ``del``: a typed int is unboxed and
+    # boxed again for every lookup (a new int object past 256), and ``pop`` is a method call.
+    def running_changed(self, i: Any) -> None:
         """Job ``i`` started or was resized."""
-        self.running_jobs.pop(i, None)
-        self.running_entries.pop(i, None)
+        _drop(self.running_jobs, i)
+        _drop(self.running_entries, i)
         self.jobs_unbuilt.add(i)
         self.run_ver += 1
 
-    def ended(self, i: int) -> None:
+    def ended(self, i: Any) -> None:
         """Running job ``i`` ended (completed, killed or cancelled)."""
-        self.running_jobs.pop(i, None)
-        self.running_entries.pop(i, None)
+        _drop(self.running_jobs, i)
+        _drop(self.running_entries, i)
         self.jobs_unbuilt.discard(i)
-        self.pending_jobs.pop(i, None)
-        self.queued_entries.pop(i, None)
+        _drop(self.pending_jobs, i)
+        _drop(self.queued_entries, i)
         self.run_ver += 1
 
-    def raised(self, i: int) -> None:
+    def raised(self, i: Any) -> None:
         """Queued job ``i`` moved to the queue head: its Job shows the old priority, and the queue
         may read the same as before (a raised head)."""
-        self.pending_jobs.pop(i, None)
+        _drop(self.pending_jobs, i)
         self.pending_tuple = ([], ())
-        self.queued_entries.pop(i, None)
+        _drop(self.queued_entries, i)
         self.view_pending = ([], ())
 
-    def dequeued(self, i: int) -> None:
+    def dequeued(self, i: Any) -> None:
         """Queued job ``i`` left the queue without starting (cancelled)."""
-        self.pending_jobs.pop(i, None)
-        self.queued_entries.pop(i, None)
+        _drop(self.pending_jobs, i)
+        _drop(self.queued_entries, i)
 
     def copy(self) -> SnapshotCache:
         return SnapshotCache(
@@ -116,6 +119,12 @@ class SnapshotCache:
             self.view_pending,
             self.jobs_tuple,
         )
+
+
+def _drop(cache: dict[Any, Any], i: Any) -> None:
+    """``cache.pop(i, None)``, without the method call."""
+    if i in cache:
+        del cache[i]
 
 
 @lru_cache(maxsize=8)
