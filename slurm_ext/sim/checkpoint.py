@@ -70,7 +70,7 @@ SMALL = frozenset(
         "_started_now",
     }
 )
-APPEND_ONLY = frozenset({"t_times", "t_busy", "t_running", "t_queued", "rejected", "resize_log"})
+APPEND_ONLY = frozenset({"t_times", "t_busy", "t_running", "t_queued", "_rows", "rejected", "resize_log"})
 SCALARS = frozenset(
     {
         "_next_id",
@@ -129,6 +129,7 @@ def checkpoint(sim: Simulator) -> Checkpoint:
         raise CheckpointError("a simulator with a policy cannot be checkpointed; use copy()")
     if sim.controller is not None:
         raise CheckpointError("checkpoint a simulator without a controller (the baseline)")
+    sim._flush_rows()  # timeline rows into their arrays, whose lengths are kept below
     live = [*sim.queue, *sim.exp_end]
     d = sim.__dict__
     table = sim.table

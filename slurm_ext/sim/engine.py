@@ -84,6 +84,7 @@ from __future__ import annotations
 
 import copy as _copy
 import math
+import struct
 import time as _time
 from array import array
 from bisect import bisect_left, insort
@@ -144,6 +145,8 @@ __all__ = [
 
 # Methods that Simulator.advance does inline when a subclass has not overridden them.
 _INLINED = ("_account", "_handle", "_finish", "_arrive", "_enqueue", "_schedule")
+# Timeline values kept in a list before they are packed into the arrays (see Simulator._rows).
+_ROW_VALUES_KEPT = 4 * 4096
 
 
 def _inlines(cls: type) -> bool:
@@ -284,6 +287,11 @@ class Simulator:
         self.t_busy = array("l")
         self.t_running = array("l")
         self.t_queued = array("l")
+        # Rows recorded as time, busy, running, queued, one after the other in a plain list, and
+        # moved into the arrays above a few thousand at a time (_flush_rows, before anything
+        # reads them): an array's append parses its argument like a call (about 500 instructions,
+        # four a step). Numbers, not a tuple per row: a tuple is tracked by the garbage collector.
+        self._rows: list[float] = []
         # A plain rigid run records no rows as it goes: they follow from its job table
         # (timeline.py) and are computed when asked for. Whatever could break that (a controller,
         # submit, cancel, resize, a timer, decisions, a second step at one instant) first writes
@@ -361,8 +369,8 @@ class Simulator:
         cancelled = self._cancelled_timers
         total = self.total_nodes
         timeline = self.record_timeline and not self._timeline_deferred
-        t_times, t_busy = self.t_times.append, self.t_busy.append
-        t_running, t_queued = self.t_running.append, self.t_queued.append
+        rows = self._rows
+        put_row = rows.append
         ends, queue = self.ends, self.queue
         # ``while True`` and a break, not ``while not self._stopped``: CPython 3.11 specialises a
         # function's bytecode once an unconditional backward jump has run a few times, and a
@@ -460,16 +468,32 @@ class Simulator:
             else:
                 schedule()
             if timeline:
-                t_times(t)
-                t_busy(total - self.free)
-                t_running(len(ends))
-                t_queued(len(queue))
+                put_row(t)
+                put_row(total - self.free)
+                put_row(len(ends))
+                put_row(len(queue))
+                if len(rows) >= _ROW_VALUES_KEPT:
+                    self._flush_rows()
             self._steps += 1
             if progress is not None and self._steps % 1000 == 0:
                 progress(self._arr, self._n_trace)
+        self._flush_rows()
         if progress is not None:
             progress(self._arr, self._n_trace)
         self.wall_time += _time.perf_counter() - t0
+
+    def _flush_rows(self) -> None:
+        """Move the recorded rows into the timeline's arrays, each column packed at once (the
+        same values an append per row stores)."""
+        rows = self._rows
+        if not rows:
+            return
+        n = len(rows) // 4
+        self.t_times.frombytes(struct.pack(f"{n}d", *rows[0::4]))
+        self.t_busy.frombytes(struct.pack(f"{n}l", *rows[1::4]))
+        self.t_running.frombytes(struct.pack(f"{n}l", *rows[2::4]))
+        self.t_queued.frombytes(struct.pack(f"{n}l", *rows[3::4]))
+        rows.clear()
 
     def _record_timeline(self) -> None:
         """Write a deferred timeline's rows so far, and record rows from now on."""
@@ -482,6 +506,7 @@ class Simulator:
     def timeline_columns(self) -> Timeline:
         """The run's timeline so far: one row per handled instant (time, busy nodes, running
         jobs, queued jobs), each column an array; empty without ``record_timeline``."""
+        self._flush_rows()
         if self._timeline_deferred:
             return rigid_timeline(self.table, self._arr)
         return self.t_times, self.t_busy, self.t_running, self.t_queued
