@@ -78,3 +78,16 @@ def test_no_rows_without_record_timeline() -> None:
     sim.run()
     assert not sim._timeline_deferred
     assert rows(sim) == []
+
+
+def test_recorded_rows_are_packed_in_batches_and_read_at_any_point() -> None:
+    # More rows than one batch of Simulator._rows, read part-way (and from a copy) and at the end.
+    workload = random_workload(4, n=6000)
+    computed, recorded = Simulator(workload, "easy"), recording(workload, "easy")
+    for sim in (computed, recorded):
+        sim.advance(until=workload.jobs[5000].submit)
+    assert len(recorded.t_times) == len(rows(recorded)) == recorded._steps > 4096
+    assert rows(recorded.copy()) == rows(computed)
+    for sim in (computed, recorded):
+        sim.advance()
+    assert rows(computed) == rows(recorded)
