@@ -226,13 +226,12 @@ class WorkingView:
     def equipartition(self, jobs: list[Running], nodes: int, reason: str, for_job: int | None = None) -> None:
         """Give ``nodes`` idle nodes one at a time to the job holding the fewest (capped by max),
         so sizes are equalised (``000_*`` §II, equipartitioning)."""
-        target = {r.job_id: r.size for r in jobs}
         grow = [r for r in jobs if r.size < r.max]
         budget = min(nodes, self.free)
         if grow and budget > 0:
-            target.update(water_fill([(r.size, r.max, r.start, r.job_id) for r in grow], budget))
-        for r in jobs:
-            self.resize(r, target[r.job_id], reason, for_job)
+            # in the order of ``jobs``; the others keep their size (no decision)
+            for r, new_size in zip(grow, water_fill(grow, budget), strict=True):
+                self.resize(r, new_size, reason, for_job)
 
     def fill_in_order(self, jobs: list[Running], reason: str) -> None:
         """Give idle nodes to ``jobs`` in the given order, each up to its max (ESF/EDF/LDF)."""
@@ -360,19 +359,19 @@ class WorkingView:
         return prof
 
 
-def water_fill(jobs: list[tuple[int, int, float, int]], nodes: int) -> dict[int, int]:
-    """New sizes by job id when ``nodes`` nodes are given one at a time to the job then holding
-    the fewest (ties: earlier start, lower id), each up to its max; ``jobs`` are ``(size, max,
-    start, job id)``. Computed by level, not node by node (up to hundreds of idle nodes per call):
-    that giving raises every job below some level ``L`` to ``L`` (or its max), then gives one more
-    node to each of the first jobs, in (start, id) order, that are then at ``L`` below their max."""
+def water_fill(jobs: list[Running], nodes: int) -> list[int]:
+    """New sizes of ``jobs`` (in their order, each below its max) when ``nodes`` nodes are given
+    one at a time to the job then holding the fewest (ties: earlier start, lower id), each up to
+    its max. Computed by level, not node by node (up to hundreds of idle nodes per call): that
+    giving raises every job below some level ``L`` to ``L`` (or its max), then gives one more
+    node to each of the first jobs, in (start, id) order, that are then at ``L`` below their max.
+    Sizes by position, not a dict by job id: one call per equipartition, at most events."""
 
-    # sizes and maxima as two int lists, read at every level tried (not the 4-tuples again)
-    held = [size for size, _, _, _ in jobs]
-    tops = [top for _, top, _, _ in jobs]
+    held = [r.size for r in jobs]
+    tops = [r.max for r in jobs]
     low, high = min(held), max(tops)
     if _fill_cost(held, tops, high) <= nodes:  # enough for every job's max
-        return {jid: top for _, top, _, jid in jobs}
+        return tops
     while high - low > 1:  # the highest level the nodes reach: cost(low) <= nodes < cost(high)
         mid = (low + high) // 2
         if _fill_cost(held, tops, mid) <= nodes:
@@ -380,16 +379,18 @@ def water_fill(jobs: list[tuple[int, int, float, int]], nodes: int) -> dict[int,
         else:
             high = mid
     left = nodes - _fill_cost(held, tops, low)
-    sizes: dict[int, int] = {}
-    at_level: list[tuple[float, int]] = []  # (start, id) of the jobs at ``low`` that may grow
-    for size, top, start, jid in jobs:
-        new = min(low, top) if size < low else size
-        sizes[jid] = new
+    sizes: list[int] = []
+    at_level: list[int] = []  # positions of the jobs at ``low`` that may grow
+    for k, size in enumerate(held):
+        top = tops[k]
+        new = (low if low < top else top) if size < low else size
+        sizes.append(new)
         if new == low < top:
-            at_level.append((start, jid))
-    at_level.sort()
-    for _, jid in at_level[:left]:
-        sizes[jid] += 1
+            at_level.append(k)
+    if left:
+        ties = sorted([(jobs[k].start, jobs[k].job_id, k) for k in at_level])
+        for _, _, k in ties[:left]:
+            sizes[k] += 1
     return sizes
 
 

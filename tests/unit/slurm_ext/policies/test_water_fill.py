@@ -11,7 +11,8 @@ from heapq import heapify, heappop, heappush
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slurm_ext.policies.working_view import water_fill
+from slurm_ext.model import MalleableSpec
+from slurm_ext.policies.working_view import INF, Running, water_fill
 
 
 def _one_at_a_time(jobs: list[tuple[int, int, float, int]], nodes: int) -> dict[int, int]:
@@ -43,4 +44,8 @@ def _jobs(draw: st.DrawFn) -> list[tuple[int, int, float, int]]:
 @settings(max_examples=500, deadline=None)
 @given(_jobs(), st.integers(1, 120))
 def test_levels_give_what_one_node_at_a_time_gives(jobs: list[tuple[int, int, float, int]], nodes: int):
-    assert water_fill(jobs, nodes) == _one_at_a_time(jobs, nodes)
+    entries = [
+        Running(jid, size, INF, MalleableSpec(1, top), start, 0.0, None) for size, top, start, jid in jobs
+    ]
+    sizes = water_fill(entries, nodes)
+    assert dict(zip([jid for _, _, _, jid in jobs], sizes, strict=True)) == _one_at_a_time(jobs, nodes)
