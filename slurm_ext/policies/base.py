@@ -47,7 +47,7 @@ of a pending job is its requested time at ``node_count`` nodes.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Sequence, Sized
 from typing import ClassVar, Protocol
 
 from mypy_extensions import mypyc_attr
@@ -67,6 +67,12 @@ class QueueCounts(Protocol):
     @property
     def qsizes(self) -> Sequence[int]:
         """Pending jobs that could start if nodes were free, per size (index = nodes)."""
+        ...
+
+    @property
+    def queue(self) -> Sized:
+        """The pending jobs, in queue order; a policy reads only how many there are (``len``),
+        a read of the caller's list, where ``head_min_size`` is a call into it."""
         ...
 
     def malleable_sizes(self) -> list[tuple[int, MalleableSpec]]:

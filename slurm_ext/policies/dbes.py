@@ -103,7 +103,7 @@ class DBES(ViewPolicy):
         Such a call decides nothing, and of the marks drops only those of jobs that ended or are
         back at their min; the next call drops the same ones first (``_forget_gone``, or
         ``_forget_idle``), as no job is resized in between, so nothing reads them before."""
-        if state.head_min_size() is not None or not all(f is None for f in self.expanded_for.values()):
+        if len(state.queue) or not all(f is None for f in self.expanded_for.values()):
             return True
         return state.free > 0 and any(cur < spec.max_nodes for cur, spec in state.malleable_sizes())
 

@@ -128,7 +128,7 @@ class SDPolicy(ViewPolicy):
         would drop are of ended jobs, read never again."""
         if self.loans:
             return True
-        if state.head_min_size() is None:
+        if not len(state.queue):
             return False
         return state.free > 0 or bool(state.malleable_sizes())
 

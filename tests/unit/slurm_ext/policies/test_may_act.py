@@ -35,6 +35,11 @@ class Counts:
     running: list[tuple[int, MalleableSpec]]
     head: int | None = None
     total_nodes: int = 64
+    queued: int = 0  # how many jobs are pending
+
+    @property
+    def queue(self) -> range:
+        return range(self.queued)  # only its length is read
 
     def malleable_sizes(self) -> list[tuple[int, MalleableSpec]]:
         return self.running
@@ -53,7 +58,7 @@ def counts(snap: Snapshot) -> Counts:
     if snap.pending:
         first = snap.pending[0]
         head = first.malleable.min_nodes if first.malleable else first.node_count
-    return Counts(snap.free, qsizes, running, head, snap.total_nodes)
+    return Counts(snap.free, qsizes, running, head, snap.total_nodes, len(snap.pending))
 
 
 @st.composite
@@ -250,4 +255,4 @@ def test_dbes_may_act_while_a_mark_names_a_job_even_with_nothing_pending() -> No
     policy.expanded_for[1] = None
     assert policy.may_act(Counts(2, [0] * 65, [(3, MalleableSpec(1, 4))]))  # it may grow
     assert not policy.may_act(Counts(0, [0] * 65, [(3, MalleableSpec(1, 4))]))  # with no idle node
-    assert policy.may_act(Counts(0, [0] * 65, at_max, head=2))  # something pending
+    assert policy.may_act(Counts(0, [0] * 65, at_max, head=2, queued=1))  # something pending
