@@ -204,23 +204,24 @@ class WorkingView:
             return True
         if sum(d.size - d.min for d in donors) < short:
             return False
-        target = {d.job_id: d.size for d in donors}
+        target = [d.size for d in donors]  # new sizes by position (not a dict keyed by job id)
         if largest_first:
-            # one node at a time from the donor then holding the most (ties: higher job id)
-            heap = [(-d.size, -d.job_id, d.min) for d in donors]
+            # one node at a time from the donor then holding the most (ties: higher job id; ids
+            # are unique, so the position is never compared)
+            heap = [(-d.size, -d.job_id, d.min, k) for k, d in enumerate(donors)]
             heapify(heap)
             for _ in range(short):
-                size, neg_id, low = heappop(heap)
-                target[-neg_id] = -size - 1
+                size, neg_id, low, k = heappop(heap)
+                target[k] = -size - 1
                 if -size - 1 > low:
-                    heappush(heap, (size + 1, neg_id, low))
+                    heappush(heap, (size + 1, neg_id, low, k))
         else:
-            for d in donors:
+            for k, d in enumerate(donors):
                 take = min(d.size - d.min, short)
-                target[d.job_id] -= take
+                target[k] -= take
                 short -= take
-        for d in donors:
-            self.resize(d, target[d.job_id], reason, for_job)  # no-op where the target is the size
+        for d, new_size in zip(donors, target, strict=True):
+            self.resize(d, new_size, reason, for_job)  # no-op where the target is the size
         return True
 
     def equipartition(self, jobs: list[Running], nodes: int, reason: str, for_job: int | None = None) -> None:

@@ -862,7 +862,8 @@ class Simulator:
     def apply(self, decisions: Sequence[Decision]) -> bool:
         """Carry out decisions in order; returns whether any changed the machine or queue."""
         changed = False
-        self._record_timeline()
+        if self._timeline_deferred:  # (the check of _record_timeline, without a call per answer)
+            self._record_timeline()
         self.decisions += len(decisions)
         apply_one = self._apply_one
         for k, d in enumerate(decisions):
