@@ -58,8 +58,12 @@ class DBES(ViewPolicy):
         self.depth = check_depth(reservation_depth)
         # running malleable job id -> pending job id it was expanded for, or None (step two)
         self.expanded_for: dict[int, int | None] = {}
-        # the working copy and (decision count, marks) at the last _forget_gone
-        self._forgot: tuple[WorkingView, tuple[int, int]] | None = None
+        # the working copy at the last _forget_gone,
+        self._forgot: WorkingView | None = None
+        # its decision count and the marks' count then: two ints, not tuples made and compared
+        # at every call (they cost more than the scan of the marks they spare)
+        self._forgot_decisions = -1
+        self._forgot_marks = -1
         # the last StartLater pass, for the backfill (see _backfill_resume); dropped after use
         self._pass: tuple[WorkingView, int, SnapshotProfile, int, list[tuple[Queued, float]]] | None = None
         # (time, first release after it) of the last call if it may be repeated (see still_idle)
@@ -123,8 +127,11 @@ class DBES(ViewPolicy):
     def _forget_gone(self, cl: WorkingView) -> None:
         # Which marks go depends on the copy (versioned by its decision count) and the marked
         # jobs (only this method drops marks): a second call with neither changed drops none.
-        key = (len(cl.decisions), len(self.expanded_for))
-        if self._forgot is not None and self._forgot[0] is cl and self._forgot[1] == key:
+        if (
+            self._forgot is cl
+            and self._forgot_decisions == len(cl.decisions)
+            and self._forgot_marks == len(self.expanded_for)
+        ):
             return
         # The marks are read, not copied, and the few that go dropped after; a key read as an
         # object (``Any``) is looked up as itself, where a typed int is boxed again per lookup.
@@ -137,7 +144,9 @@ class DBES(ViewPolicy):
                 gone.append(jid)
         for jid in gone:
             del self.expanded_for[jid]
-        self._forgot = (cl, (len(cl.decisions), len(self.expanded_for)))
+        self._forgot = cl
+        self._forgot_decisions = len(cl.decisions)
+        self._forgot_marks = len(self.expanded_for)
 
     def _forget_idle(self, cl: WorkingView) -> None:
         """What a call on an empty queue with no idle node does to the marks: ``_forget_gone``,
