@@ -58,10 +58,10 @@ class DBES(ViewPolicy):
         self.depth = check_depth(reservation_depth)
         # running malleable job id -> pending job id it was expanded for, or None (step two)
         self.expanded_for: dict[int, int | None] = {}
-        # the working copy at the last _forget_gone,
+        # the working copy at the last _forget_gone, its decision count and the marks' count then:
+        # two ints, not tuples made and compared at every call (they cost more than the scan of
+        # the marks they spare)
         self._forgot: WorkingView | None = None
-        # its decision count and the marks' count then: two ints, not tuples made and compared
-        # at every call (they cost more than the scan of the marks they spare)
         self._forgot_decisions = -1
         self._forgot_marks = -1
         # the last StartLater pass, for the backfill (see _backfill_resume); dropped after use
