@@ -194,10 +194,6 @@ class _Cluster:
 
 
 _SHAPES: dict[tuple[int, int, int, int | None, int], tuple[int, int]] = {}
-# _SHAPES' answers by (id of the spec object, size), with the spec: a job keeps its spec object
-# while it runs, and a key of two ints is made and hashed in a fraction of reading the spec's
-# four fields. The entry holds its spec, so no other object can have that id while it is kept.
-_SHAPES_BY_ID: dict[tuple[int, int], tuple[MalleableSpec, tuple[int, int]]] = {}
 
 
 def _reach_and_step(running: list[tuple[int, MalleableSpec]]) -> tuple[int, int]:
@@ -205,12 +201,10 @@ def _reach_and_step(running: list[tuple[int, MalleableSpec]]) -> tuple[int, int]
     needs (0: none can grow); ``(-1, 0)`` when a job is in mode 1 or 2."""
     reach, step = 0, 0
     for cur, spec in running:
-        got = _SHAPES_BY_ID.get((id(spec), cur))
-        if got is None:
-            if len(_SHAPES_BY_ID) > 4096:
-                _SHAPES_BY_ID.clear()
-            got = _SHAPES_BY_ID[(id(spec), cur)] = (spec, _spec_shape(spec, cur))
-        shape = got[1]
+        key = (spec.min_nodes, spec.max_nodes, spec.factor, spec.preferred, cur)
+        shape = _SHAPES.get(key)
+        if shape is None:
+            shape = _SHAPES[key] = _shape(spec, cur)
         if shape[0] < 0:
             return -1, 0
         if shape[0] > reach:
@@ -218,15 +212,6 @@ def _reach_and_step(running: list[tuple[int, MalleableSpec]]) -> tuple[int, int]
         if shape[1] and (step == 0 or shape[1] < step):
             step = shape[1]
     return reach, step
-
-
-def _spec_shape(spec: MalleableSpec, cur: int) -> tuple[int, int]:
-    """:func:`_shape`, memoised by the spec's fields."""
-    key = (spec.min_nodes, spec.max_nodes, spec.factor, spec.preferred, cur)
-    shape = _SHAPES.get(key)
-    if shape is None:
-        shape = _SHAPES[key] = _shape(spec, cur)
-    return shape
 
 
 def _shape(spec: MalleableSpec, cur: int) -> tuple[int, int]:
