@@ -166,7 +166,7 @@ class DBES(ViewPolicy):
             expanded = [r for r in cl.malleable_running() if r.job_id in self.expanded_for and r.size > r.min]
             step2 = [r for r in expanded if self.expanded_for[r.job_id] is None]
             step1 = [r for r in expanded if self.expanded_for[r.job_id] is not None]
-            return sorted(step2, key=_by_expansion) + sorted(step1, key=_by_expansion)
+            return _in_shrink_order(step2) + _in_shrink_order(step1)
 
         return order
 
@@ -215,8 +215,7 @@ class DBES(ViewPolicy):
 
     def _deps(self, cl: WorkingView, t: float) -> list[Running]:
         # cl.ending_at(t) filtered to malleable jobs: called several times per StartLater job
-        tol = 1e-6 * max(1.0, abs(t))
-        return [r for r in cl.malleable_running() if abs(r.end - t) <= tol]
+        return [r for r in cl.malleable_running() if _near(r.end, t)]
 
     def _clear_invalid(self, cl: WorkingView, later: list[tuple[Queued, float]]) -> None:
         if all(f is None for f in self.expanded_for.values()):
@@ -242,11 +241,7 @@ class DBES(ViewPolicy):
                 unowned.append(r)
             elif f in lower:
                 others.append(r)
-        return (
-            sorted(own, key=_by_expansion)
-            + sorted(unowned, key=_by_expansion)
-            + sorted(others, key=_by_expansion)
-        )
+        return _in_shrink_order(own) + _in_shrink_order(unowned) + _in_shrink_order(others)
 
     def _shrink_phase(self, cl: WorkingView, later: list[tuple[Queued, float]]) -> None:
         for i, (job, _) in enumerate(later):
@@ -270,10 +265,12 @@ class DBES(ViewPolicy):
         return spare
 
     def _first_expansion(self, cl: WorkingView, later: list[tuple[Queued, float]]) -> None:
+        made, malleable = len(cl.decisions), cl.malleable_running()
         for i, (job, t) in enumerate(later):
+            if len(cl.decisions) != made:  # the list is of the copy's version (its decision count)
+                made, malleable = len(cl.decisions), cl.malleable_running()
             # self._deps(cl, t) and below their max, in one pass
-            tol = 1e-6 * max(1.0, abs(t))
-            deps = [r for r in cl.malleable_running() if abs(r.end - t) <= tol and r.size < r.max]
+            deps = [r for r in malleable if r.size < r.max and _near(r.end, t)]
             if not deps:
                 continue
             # nodes that may be moved to the dependencies: idle ones, then nodes of jobs
@@ -306,18 +303,36 @@ class DBES(ViewPolicy):
     def _second_expansion(self, cl: WorkingView, later: list[tuple[Queued, float]]) -> None:
         if cl.free <= 0:
             return
-        jobs = [r for r in cl.malleable_running() if r.size < r.max]
+        # the jobs below their max on which no StartLater job depends (see _deps), in one pass
+        jobs = [r for r in cl.malleable_running() if r.size < r.max and not _ends_at_any(r.end, later)]
         if not jobs:
             return
-        depended = {r.job_id for _, t in later for r in self._deps(cl, t)}
-        jobs = [r for r in jobs if r.job_id not in depended]
-        if not jobs:
-            return
-        before = {r.job_id: r.size for r in jobs}
+        before = [r.size for r in jobs]  # by position
         cl.equipartition(jobs, cl.free, "DBES step 2: equipartition idle nodes")
-        for r in jobs:
-            if r.size > before[r.job_id] and r.job_id not in self.expanded_for:
+        for k in range(len(jobs)):
+            r = jobs[k]
+            if r.size > before[k] and r.job_id not in self.expanded_for:
                 self.expanded_for[r.job_id] = _NONE
+
+
+def _ends_at_any(end: float, later: list[tuple[Queued, float]]) -> bool:
+    """Whether a job ending at ``end`` is a dependency of some StartLater job (see ``_deps``)."""
+    for _, t in later:
+        if _near(end, t):
+            return True
+    return False
+
+
+def _near(end: float, t: float) -> bool:
+    """``end`` is ``t`` up to rounding: ``WorkingView.ending_at``'s test (``max`` written out, a
+    generic call in the compiled build)."""
+    a = abs(t)
+    return abs(end - t) <= 1e-6 * (a if a > 1.0 else 1.0)
+
+
+def _in_shrink_order(jobs: list[Running]) -> list[Running]:
+    """``sorted(jobs, key=_by_expansion)``, without the call for none or one (most lists here)."""
+    return sorted(jobs, key=_by_expansion) if len(jobs) > 1 else jobs
 
 
 def _by_expansion(r: Running) -> tuple[int, int]:

@@ -220,8 +220,9 @@ class WorkingView:
                 take = min(d.size - d.min, short)
                 target[k] -= take
                 short -= take
-        for d, new_size in zip(donors, target, strict=True):
-            self.resize(d, new_size, reason, for_job)  # no-op where the target is the size
+        # by index: zip(strict=True) is a generic call in the compiled build (its keyword)
+        for k in range(len(donors)):
+            self.resize(donors[k], target[k], reason, for_job)  # no-op where the target is the size
         return True
 
     def equipartition(self, jobs: list[Running], nodes: int, reason: str, for_job: int | None = None) -> None:
@@ -231,8 +232,9 @@ class WorkingView:
         budget = min(nodes, self.free)
         if grow and budget > 0:
             # in the order of ``jobs``; the others keep their size (no decision)
-            for r, new_size in zip(grow, water_fill(grow, budget), strict=True):
-                self.resize(r, new_size, reason, for_job)
+            sizes = water_fill(grow, budget)
+            for k in range(len(grow)):  # (by index, as in reclaim)
+                self.resize(grow[k], sizes[k], reason, for_job)
 
     def fill_in_order(self, jobs: list[Running], reason: str) -> None:
         """Give idle nodes to ``jobs`` in the given order, each up to its max (ESF/EDF/LDF)."""
