@@ -317,10 +317,7 @@ class DBES(ViewPolicy):
 
 def _ends_at_any(end: float, later: list[tuple[Queued, float]]) -> bool:
     """Whether a job ending at ``end`` is a dependency of some StartLater job (see ``_deps``)."""
-    for _, t in later:
-        if _near(end, t):
-            return True
-    return False
+    return any(_near(end, t) for _, t in later)  # (a loop in the compiled build)
 
 
 def _near(end: float, t: float) -> bool:
