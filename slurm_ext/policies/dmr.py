@@ -221,10 +221,7 @@ def _any_queued(qsizes: Sequence[int], lo: int, hi: int) -> bool:
         return any(qsizes[lo:hi])
     counts: list[int] = qsizes
     n = len(counts)
-    for k in range(lo, hi if hi < n else n):
-        if counts[k]:
-            return True
-    return False
+    return any(counts[k] for k in range(lo, hi if hi < n else n))  # (a loop, compiled)
 
 
 def _shape(spec: MalleableSpec, cur: int) -> tuple[int, int]:
