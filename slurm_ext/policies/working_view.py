@@ -78,10 +78,18 @@ def expected_end(job: Job) -> float:
 class WorkingView:
     """Free nodes, running jobs and the pending queue, updated as decisions are made."""
 
-    def __init__(self, snap: Snapshot | None = None, *, state: ViewState | None = None) -> None:
+    def __init__(
+        self,
+        snap: Snapshot | None = None,
+        *,
+        state: ViewState | None = None,
+        malleable: list[Running] | None = None,
+    ) -> None:
         """The copy of ``snap``, or one on ``state``: the caller's Running entries, which this copy
         changes in place and records, and :meth:`restore` changes back (a simulator keeps one
-        entry per running job instead of building a snapshot and a copy of it at every call)."""
+        entry per running job instead of building a snapshot and a copy of it at every call).
+        ``malleable``: what :meth:`malleable_running` gives before any change, if the caller
+        has it (the simulator lists it as it lists the entries)."""
         # the (entry, size, end, ask) of every change to a caller's entry, in order; None: no caller's
         self._undo: list[tuple[Running, int, float, int | None]] | None = None
         if snap is not None:
@@ -97,7 +105,7 @@ class WorkingView:
         self.decisions: list[Decision] = []
         # Every change to this copy records a decision, so the decision count versions it: the
         # malleable jobs, asked for several times per call, are listed once per version.
-        self._malleable: tuple[int, list[Running]] | None = None
+        self._malleable: tuple[int, list[Running]] | None = None if malleable is None else (0, malleable)
 
     # --- queries -----------------------------------------------------------------------
     def profile(self) -> SnapshotProfile:

@@ -65,7 +65,7 @@ class SnapshotCache:
     # Jobs whose Job was dropped (started or resized) and that still run: build_snapshot builds
     # those before it looks every Job up (a miss there costs an exception and a set of all).
     jobs_unbuilt: set[int] = field(default_factory=set)
-    view_running: tuple[int, dict[int, Running]] = (-1, {})
+    view_running: tuple[int, dict[int, Running], list[Running]] = (-1, {}, [])
     # The queue and its Job tuple at the last snapshot.
     pending_tuple: tuple[list[int], tuple[Job, ...]] = ([], ())
     # The same for working copies: queued jobs' entries by job index (dropped as their Job is)
@@ -114,7 +114,7 @@ class SnapshotCache:
             self.running_tuple,
             {},  # entries are changed in place during a call: a copy builds its own
             self.jobs_unbuilt.copy(),
-            (-1, {}),
+            (-1, {}, []),
             self.pending_tuple,
             self.queued_entries.copy(),
             self.view_pending,
@@ -190,23 +190,26 @@ def build_view(sim: SimView) -> WorkingView:
     if cache is None:
         cache = sim.snapshot_cache = SnapshotCache()
     asking = sim.evolve_asking
-    ver_key, entries = cache.view_running
+    ver_key, entries, malleable = cache.view_running
     if ver_key != cache.run_ver or asking:
-        entries = _running_entries(sim, cache)
-        cache.view_running = (-1 if asking else cache.run_ver, entries)
+        entries, malleable = _running_entries(sim, cache)
+        cache.view_running = (-1 if asking else cache.run_ver, entries, malleable)
     queued = _in_queue_order(sim, cache.view_pending, cache.queued_entries, _queued_entry)
     cache.view_pending = queued
-    return WorkingView(state=(sim.now, sim.total_nodes, sim.free, entries, list(queued[1])))
+    return WorkingView(state=(sim.now, sim.total_nodes, sim.free, entries, list(queued[1])), malleable=malleable)
 
 
-def _running_entries(sim: SimView, cached: SnapshotCache) -> dict[int, Running]:
+def _running_entries(sim: SimView, cached: SnapshotCache) -> tuple[dict[int, Running], list[Running]]:
     """Running jobs' entries by expected end, each cached until its job is resized or ends; a job
-    asking to evolve gets an entry of its own (never cached) that shows its ask."""
+    asking to evolve gets an entry of its own (never cached) that shows its ask. With them, the
+    malleable ones in that order (``WorkingView.malleable_running`` before any change: listed
+    here in the same loop, where the copy would loop over them again)."""
     # One loop over the (expected end, index) list, not a map, a lookup of all keys and a dict
     # comprehension: compiled, each step is a few C calls (rebuilt at every start, end and resize).
     cache = cached.running_entries
     asking = sim.evolve_asking
     entries: dict[int, Running] = {}
+    malleable: list[Running] = []
     # Indices read as objects (``Any``), here and in _all_cached: a typed int is unboxed and
     # boxed again for a lookup, a new object for every index past 256, which the dict must then
     # compare by value; the engine's own int object, kept as the key, is found by identity.
@@ -216,7 +219,9 @@ def _running_entries(sim: SimView, cached: SnapshotCache) -> dict[int, Running]:
             i = pair[1]
             r = _running_entry(sim, i) if i in asking else _cached_entry(sim, cache, i)
             entries[r.job_id] = r
-        return entries
+            if r.malleable:
+                malleable.append(r)
+        return entries, malleable
     for pair in ends:
         i = pair[1]
         got = cache.get(i)
@@ -224,7 +229,9 @@ def _running_entries(sim: SimView, cached: SnapshotCache) -> dict[int, Running]:
             got = _running_entry(sim, i)
             cache[i] = got
         entries[got.job_id] = got
-    return entries
+        if got.spec is not None:  # (``malleable``: no entry cached here has an ask)
+            malleable.append(got)
+    return entries, malleable
 
 
 def _cached_entry(sim: SimView, cache: dict[int, Running], i: int) -> Running:
