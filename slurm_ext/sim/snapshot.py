@@ -196,7 +196,8 @@ def build_view(sim: SimView) -> WorkingView:
         cache.view_running = (-1 if asking else cache.run_ver, entries, malleable)
     queued = _in_queue_order(sim, cache.view_pending, cache.queued_entries, _queued_entry)
     cache.view_pending = queued
-    return WorkingView(state=(sim.now, sim.total_nodes, sim.free, entries, list(queued[1])), malleable=malleable)
+    state = (sim.now, sim.total_nodes, sim.free, entries, list(queued[1]))
+    return WorkingView(state=state, malleable=malleable)
 
 
 def _running_entries(sim: SimView, cached: SnapshotCache) -> tuple[dict[int, Running], list[Running]]:
