@@ -321,8 +321,8 @@ def _ends_at_any(end: float, later: list[tuple[Queued, float]]) -> bool:
 
 
 def _near(end: float, t: float) -> bool:
-    """``end`` is ``t`` up to rounding: ``WorkingView.ending_at``'s test (``max`` written out, a
-    generic call in the compiled build)."""
+    """``end`` is ``t`` up to rounding: ``WorkingView.ending_at``'s test, as ``_deps``, the first
+    expansion and step 2 each make it."""
     a = abs(t)
     return abs(end - t) <= 1e-6 * (a if a > 1.0 else 1.0)
 

@@ -245,14 +245,15 @@ def _cached_entry(sim: SimView, cache: dict[int, Running], i: int) -> Running:
 def _all_cached(
     sim: SimView, cache: dict[int, _V], keys: list[int], build: Callable[[SimView, int], _V]
 ) -> tuple[_V, ...]:
-    """``cache[k]`` for every key in order, the missing ones built (in key order) and kept first.
-    itemgetter looks them all up in C, where ``map(cache.__getitem__, keys)`` makes a call per key
-    (the queue is looked up again whenever it lost a job: ~200 jobs at every start in DMR's runs)."""
+    """``cache[k]`` for every key in order, the missing ones built and kept first. A long list
+    is looked up in C by an itemgetter, where ``map(cache.__getitem__, keys)`` makes a call per
+    key (the queue is looked up again whenever it lost a job: ~200 jobs at every start in DMR's
+    runs); a short one in a loop."""
     objs: list[Any] = keys  # the caller's int objects as keys (see _running_entries)
     if len(objs) <= _SHORT:
-        # A loop for a short list (DBES's queue, ~13 jobs): an itemgetter's fixed cost (made from
-        # a tuple of the keys, then called) is that of ~10 steps here, where it saves ~150 per key.
-        # (It needs a key and gives a tuple only for two or more anyway.)
+        # A loop for a short list (DBES's: 3 keys on average): an itemgetter's fixed cost (made
+        # from a tuple of the keys, then called) is that of about ten steps here, and it saves
+        # about 150 instructions a key. (It needs a key and gives a tuple only for two or more.)
         found: list[Any] = []
         for k in objs:
             got = cache.get(k)
