@@ -42,6 +42,7 @@ from slurm_ext.policies.working_view import (
     Running,
     WorkingView,
     check_depth,
+    ends_at,
     leading_starts,
     min_size,
 )
@@ -215,7 +216,7 @@ class DBES(ViewPolicy):
 
     def _deps(self, cl: WorkingView, t: float) -> list[Running]:
         # cl.ending_at(t) filtered to malleable jobs: called several times per StartLater job
-        return [r for r in cl.malleable_running() if _near(r.end, t)]
+        return [r for r in cl.malleable_running() if ends_at(r.end, t)]
 
     def _clear_invalid(self, cl: WorkingView, later: list[tuple[Queued, float]]) -> None:
         if all(f is None for f in self.expanded_for.values()):
@@ -270,7 +271,7 @@ class DBES(ViewPolicy):
             if len(cl.decisions) != made:  # the list is of the copy's version (its decision count)
                 made, malleable = len(cl.decisions), cl.malleable_running()
             # self._deps(cl, t) and below their max, in one pass
-            deps = [r for r in malleable if r.size < r.max and _near(r.end, t)]
+            deps = [r for r in malleable if r.size < r.max and ends_at(r.end, t)]
             if not deps:
                 continue
             # nodes that may be moved to the dependencies: idle ones, then nodes of jobs
@@ -317,14 +318,7 @@ class DBES(ViewPolicy):
 
 def _ends_at_any(end: float, later: list[tuple[Queued, float]]) -> bool:
     """Whether a job ending at ``end`` is a dependency of some StartLater job (see ``_deps``)."""
-    return any(_near(end, t) for _, t in later)  # (a loop in the compiled build)
-
-
-def _near(end: float, t: float) -> bool:
-    """``end`` is ``t`` up to rounding: ``WorkingView.ending_at``'s test, as ``_deps``, the first
-    expansion and step 2 each make it."""
-    a = abs(t)
-    return abs(end - t) <= 1e-6 * (a if a > 1.0 else 1.0)
+    return any(ends_at(end, t) for _, t in later)  # (a loop in the compiled build)
 
 
 def _in_shrink_order(jobs: list[Running]) -> list[Running]:

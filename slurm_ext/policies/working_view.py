@@ -67,6 +67,11 @@ def queued_of(job: Job) -> Queued:
     return Queued(job.job_id, job.node_count, job.submit_time, job.start_time, job.time_limit, job.malleable)
 
 
+def ends_at(end: float, t: float, eps: float = 1e-6) -> bool:
+    """Whether an expected ``end`` is time ``t`` up to rounding (relative ``eps``, at least ``eps``)."""
+    return abs(end - t) <= eps * max(1.0, abs(t))
+
+
 def expected_end(job: Job) -> float:
     if job.end_time is not None:
         return job.end_time
@@ -125,8 +130,7 @@ class WorkingView:
 
     def ending_at(self, t: float, eps: float = 1e-6) -> list[Running]:
         """Running jobs whose expected end is ``t`` (the jobs a reservation at ``t`` waits for)."""
-        tol = eps * max(1.0, abs(t))
-        return [r for r in self.running.values() if abs(r.end - t) <= tol]
+        return [r for r in self.running.values() if ends_at(r.end, t, eps)]
 
     # --- actions (recorded in order) ------------------------------------------------------
     def start(self, job: Queued, nodes: int, reason: str) -> None:
@@ -454,6 +458,7 @@ __all__ = [
     "Running",
     "ViewState",
     "WorkingView",
+    "ends_at",
     "expected_end",
     "leading_starts",
     "max_size",
