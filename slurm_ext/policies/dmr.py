@@ -268,6 +268,13 @@ class DMRPolicy(Policy):
         # may_act's last running malleable jobs and their largest reach and smallest step up
         self._counted: tuple[list[tuple[int, MalleableSpec]], tuple[int, int]] = ([], (0, 0))
 
+    def __deepcopy__(self, memo: dict[int, object]) -> DMRPolicy:
+        """A policy with empty caches (DMR keeps nothing else between calls). The caches match
+        the last snapshot's Job objects by identity; a deep copy of them would hold copies
+        beside the originals that ``Simulator.copy`` keeps sharing (its snapshot cache), and
+        the queue index, matching some jobs and not others, dropped pending jobs."""
+        return type(self)()
+
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
         self._queue.update(snap)
         free = snap.free

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from slurm_ext.sim.jobtable import JobTable
+from slurm_ext.sim.queue_index import QueueBySize
 from slurm_ext.sim.snapshot import SnapshotCache
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ SMALL = frozenset(
         "malleable_now",
         "queue",
         "qsizes",
+        "queue_by_size",
         "ends",
         "_cancelled_timers",
         "_started_now",
@@ -185,8 +187,8 @@ def restore(sim: Simulator, cp: Checkpoint) -> None:
 
 
 def _copy(value: Any) -> Any:
-    if value is None:  # a snapshot cache before the first snapshot
+    if value is None:  # a snapshot cache before the first snapshot, a rigid run's queue index
         return None
-    if isinstance(value, list | dict | set | array | SnapshotCache):
+    if isinstance(value, list | dict | set | array | SnapshotCache | QueueBySize):
         return value.copy()
     raise CheckpointError(f"cannot copy a {type(value).__name__}")

@@ -90,18 +90,20 @@ from array import array
 from bisect import bisect_left, insort
 from collections.abc import Callable, Sequence
 from heapq import heappop, heappush
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from slurm_ext.decisions import Decision, Expand, NoAction, RaisePriority, Shrink, StartJob
 from slurm_ext.model import MalleableSpec
 from slurm_ext.policies.base import ViewPolicy
 from slurm_ext.sim.core import ARRIVE, CHECK, END, EVOLVE, TIMER, EventQueue
 from slurm_ext.sim.jobtable import JobTable
+from slurm_ext.sim.queue_index import QueueBySize
 from slurm_ext.sim.result import SimResult
 from slurm_ext.sim.schedulers import (
     EasyView,
     SchedulerPass,
     base_scheduler,
+    easy,
     no_scheduler,
     shadow_and_extra,
 )
@@ -260,6 +262,11 @@ class Simulator:
         # Queued jobs per size (index = nodes): lets a pass see at once that no queued job fits in
         # the free nodes (a long queue, e.g. DMR's, would otherwise be scanned after every end).
         self.qsizes: list[int] = [0] * (self.total_nodes + 1)
+        # The queued jobs by size, for EASY's scan over a policy run's long queue (queue_index.py);
+        # kept where qsizes is. None in other runs: a rigid run's queue is short.
+        self.queue_by_size: QueueBySize | None = (
+            QueueBySize(self.total_nodes) if policy is not None and self._pass is easy else None
+        )
         # What the last snapshot built, for the next one (snapshot.py); told here what changed.
         # None until the first snapshot: a run that never builds one tells it nothing.
         self.snapshot_cache: SnapshotCache | None = None
@@ -357,6 +364,7 @@ class Simulator:
         handle = self._handle
         arrive = self._arrive
         qsizes, size, qkey, end_t = self.qsizes, table.size, table.qkey, table.end_t
+        by_size = None if self.queue_by_size is None else self.queue_by_size.sets
         exp_end = self.exp_end
         finish = self._finish
         schedule = self._schedule
@@ -445,6 +453,8 @@ class Simulator:
                     while a < n_trace and sub[a] == t:
                         state[a] = PENDING
                         qsizes[size[a]] += 1
+                        if by_size is not None:
+                            by_size[size[a]].add(a)
                         qcount += 1
                         qkey[a] = qcount
                         queue.append(a)
@@ -553,6 +563,8 @@ class Simulator:
     def _enqueue(self, i: int) -> None:
         table = self.table
         self.qsizes[table.size[i]] += 1
+        if self.queue_by_size is not None:
+            self.queue_by_size.sets[table.size[i]].add(i)
         self._qcount += 1
         table.qkey[i] = self._qcount
         self.queue.append(i)
@@ -634,6 +646,8 @@ class Simulator:
         state = table.state
         if state[i] == PENDING:  # (always, from a pass or a StartJob: jobs start from the queue)
             self.qsizes[size[i]] -= 1
+            if self.queue_by_size is not None:
+                self.queue_by_size.sets[size[i]].discard(i)
         if nodes is not None and nodes != size[i]:
             size[i] = nodes
         n = size[i]
@@ -820,16 +834,17 @@ class Simulator:
         columns (no snapshot), any other a snapshot. No call (no answer) when the last one decided
         nothing, only arrivals happened since, and the policy says so it would again (``still_idle``)."""
         if self._plans_on_view:
-            policy = cast(ViewPolicy, policy)
+            # a ViewPolicy, as _plans_on_view says: typed so without typing.cast, a call per step
+            view: ViewPolicy = policy  # type: ignore[assignment]
             idle = self._idle_call
             self._idle_call = None
             ask = asking is not None or bool(self.evolve_asking)
-            if idle is not None and not ask and policy.still_idle(self.now) and self._unchanged_since(idle):
+            if idle is not None and not ask and view.still_idle(self.now) and self._unchanged_since(idle):
                 self._idle_call = idle
                 return []
             cl = build_view(self)  # on the snapshot cache's entries: changed back after the call
             try:
-                decisions = policy.plan(cl, asking)
+                decisions = view.plan(cl, asking)
             finally:
                 cl.restore()
             if not decisions and not ask and self._may_skip:
@@ -866,9 +881,48 @@ class Simulator:
             self._record_timeline()
         self.decisions += len(decisions)
         apply_one = self._apply_one
+        table = self.table
+        index_of, state, size, spec = table.index_of, table.state, table.size, table.spec
         for k, d in enumerate(decisions):
-            if type(d) is NoAction:  # most of DMR's answers: nothing to check or carry out
+            cls = type(d)
+            if cls is NoAction:  # most of DMR's answers: nothing to check or carry out
                 continue
+            # A resize or start that can be carried out, done here: the commonest decisions (a
+            # DBES run's half million), checked as _apply_one checks them. Anything else, and
+            # whatever fails a check, goes to _apply_one, which says why.
+            i = index_of.get(d.job_id)
+            if i is not None:
+                if cls is Shrink or cls is Expand:
+                    cur = size[i]
+                    new = d.new_size  # type: ignore[union-attr]
+                    s = spec.get(i)
+                    if (
+                        state[i] == RUNNING
+                        and s is not None
+                        and s.min_nodes <= new <= s.max_nodes
+                        and (
+                            new < cur
+                            if cls is Shrink
+                            # an evolving job's ask is granted in _apply_one, not resized here
+                            else cur < new <= cur + self.free and i not in self.evolve_asking
+                        )
+                    ):
+                        self._resize(i, new)  # (sets _stable to 0)
+                        changed = True
+                        continue
+                elif cls is StartJob:
+                    n = d.nodes  # type: ignore[union-attr]
+                    s = spec.get(i)
+                    if (
+                        state[i] == PENDING
+                        and n <= self.free
+                        and (n == table.size0[i] if s is None else s.min_nodes <= n <= s.max_nodes)
+                    ):
+                        self._stable = 0
+                        self.queue.remove(i)
+                        self.start_queued(i, n)
+                        changed = True
+                        continue
             err = apply_one(d)
             if err is None:
                 changed = changed or not isinstance(d, NoAction)
@@ -889,31 +943,6 @@ class Simulator:
         if i is None:
             return "unknown job"
         st = table.state[i]
-        if cls is Shrink or cls is Expand:  # the commonest, checked first (same checks as below)
-            if st != RUNNING:
-                return f"job is {STATE_NAMES[st]}, not RUNNING"
-            cur = table.size[i]
-            new = d.new_size  # type: ignore[union-attr]
-            if cls is Shrink:
-                fits = new < cur
-            else:  # an evolving job's ask is granted below, not resized here
-                fits = cur < new <= cur + self.free and i not in self.evolve_asking
-            if fits:
-                spec = table.spec.get(i)
-                if spec is not None and spec.min_nodes <= new <= spec.max_nodes:
-                    self._resize(i, new)
-                    return None
-        elif cls is StartJob:  # the same checks as below
-            n = d.nodes  # type: ignore[union-attr]
-            spec = table.spec.get(i)
-            if (
-                st == PENDING
-                and n <= self.free
-                and (n == table.size0[i] if spec is None else spec.min_nodes <= n <= spec.max_nodes)
-            ):
-                self.queue.remove(i)
-                self.start_queued(i, n)
-                return None
         if isinstance(d, StartJob):
             if st != PENDING:
                 return f"job is {STATE_NAMES[st]}, not PENDING"
@@ -1004,6 +1033,8 @@ class Simulator:
         if st == PENDING:
             self.queue.remove(i)
             self.qsizes[self.table.size[i]] -= 1
+            if self.queue_by_size is not None:
+                self.queue_by_size.sets[self.table.size[i]].discard(i)
             if self.snapshot_cache is not None:
                 self.snapshot_cache.dequeued(i)
             self._stable = 0
@@ -1126,6 +1157,7 @@ class Simulator:
         new.table = self.table.copy()
         new.events = self.events.copy()
         new.snapshot_cache = None if self.snapshot_cache is None else self.snapshot_cache.copy()
+        new.queue_by_size = None if self.queue_by_size is None else self.queue_by_size.copy()
         new.controller = None
         new._started_now = []
         new.policy = _copy.deepcopy(self.policy) if self.policy is not None else None

@@ -18,6 +18,7 @@ from slurm_ext.sim.states import FUTURE
 from slurm_ext.workloads.model import EvolvingSpec, SimJob
 
 if TYPE_CHECKING:
+    from slurm_ext.sim.queue_index import QueueBySize
     from slurm_ext.sim.snapshot import SnapshotCache
 
 
@@ -164,6 +165,7 @@ class SimView(Protocol):
     total_nodes: int
     queue: list[int]  # queued job indices, in order
     qsizes: list[int]  # queued jobs per size (index = nodes)
+    queue_by_size: QueueBySize | None  # the queued jobs by size (policy runs with EASY's pass)
     ends: list[tuple[float, int]]  # running jobs' (expected end, index), sorted
     exp_end: dict[int, float]  # running jobs' expected ends
     evolve_asking: dict[int, int]  # index -> target size while an evolving ask is open

@@ -117,6 +117,26 @@ def easy(sim: SimView) -> None:
     shadow, extra = shadow_and_extra(free, size[q[0]], sim.ends, size)
     now = sim.now
     lim = sim.table.lim
+    by_size = sim.queue_by_size
+    if first == 1 and by_size is not None and free < n:
+        # Only the jobs that fit in the free nodes, in queue order (the head, which did not
+        # fit, is not one of them): the same jobs the scan below would try, and no others.
+        for i in by_size.fitting(free, sim.table.qkey):
+            s = size[i]
+            if s > free:
+                continue
+            if now + lim[i] <= shadow:
+                pass
+            elif s <= extra:
+                extra -= s
+            else:
+                continue
+            start(i)
+            free -= s
+            q.remove(i)
+            if free == 0:
+                break
+        return
     started: list[int] = []
     for pos in range(first, n):
         i = q[pos]

@@ -10,6 +10,9 @@ from slurm_ext.decisions import Decision, Expand, RaisePriority, Shrink, StartJo
 from slurm_ext.model import MalleableSpec, Snapshot
 from slurm_ext.policies.base import Policy
 from slurm_ext.sim import DecisionError, EvolvingSpec, SimJob, Simulator, Workload, rigid_job
+from slurm_ext.sim.registry import policy_names, resolve
+from slurm_ext.workloads.model import MalleableRule
+from tests.unit.slurm_ext.sim.simworkloads import random_workload
 
 
 class Scripted(Policy):
@@ -137,6 +140,22 @@ def test_stale_events_leave_no_instant_behind_and_resizes_are_logged() -> None:
     assert r.t_last == pytest.approx(50 + 50 * 4 / 6)  # the old end at t=100 was dropped
     assert r.timeline["time"].max() == pytest.approx(r.t_last)
     assert r.resize_log == [(50.0, 1, 4, 6)]
+
+
+@pytest.mark.parametrize("name", policy_names())
+def test_a_copy_in_the_middle_of_a_run_ends_it_as_the_run_does(name: str) -> None:
+    # DMR's deep-copied queue cache once mixed copied and shared Job objects and lost jobs.
+    wl = MalleableRule(fraction=0.5, seed=6).apply(random_workload(6, n=400, nodes=32))
+    whole = Simulator(wl, resolve(name).scheduler, resolve(name).policy).run()
+    r = resolve(name)
+    sim = Simulator(wl, r.scheduler, r.policy)
+    sim.run(until=wl.jobs[200].submit)
+    assert sim.queue and sim.ends  # mid-run: jobs queued and running
+    copy = sim.copy()
+    for result in (copy.run(), sim.run()):
+        assert result.start.tolist() == whole.start.tolist()
+        assert result.end.tolist() == whole.end.tolist()
+        assert result.resize_log == whole.resize_log
 
 
 def test_copy_with_a_stateful_policy_replays_identically() -> None:
