@@ -119,27 +119,13 @@ def easy(sim: SimView) -> None:
     lim = sim.table.lim
     by_size = sim.queue_by_size
     if first == 1 and by_size is not None and free < n:
-        # Only the jobs that fit in the free nodes, in queue order (the head, which did not
-        # fit, is not one of them): the same jobs the scan below would try, and no others.
-        for i in by_size.fitting(free, sim.table.qkey):
-            s = size[i]
-            if s > free:
-                continue
-            if now + lim[i] <= shadow:
-                pass
-            elif s <= extra:
-                extra -= s
-            else:
-                continue
-            start(i)
-            free -= s
-            q.remove(i)
-            if free == 0:
-                break
-        return
+        # A policy run's long queue: only the jobs that fit in the free nodes, in queue order
+        # (the head, which did not fit, is not one of them), the same jobs the scan tries.
+        jobs = by_size.fitting(free, sim.table.qkey)
+    else:
+        jobs = q[first:]
     started: list[int] = []
-    for pos in range(first, n):
-        i = q[pos]
+    for i in jobs:
         s = size[i]
         if s > free:
             continue
@@ -151,11 +137,11 @@ def easy(sim: SimView) -> None:
             continue
         start(i)
         free -= s
-        started.append(pos)
+        started.append(i)
         if free == 0:
             break
-    for pos in reversed(started):  # usually one or two: cheaper than rebuilding a long queue
-        del q[pos]
+    for i in started:  # usually one or two: cheaper than rebuilding a long queue
+        q.remove(i)
 
 
 class SortedEndsProfile:
