@@ -140,8 +140,10 @@ def easy(sim: SimView) -> None:
         started.append(i)
         if free == 0:
             break
-    for i in started:  # usually one or two: cheaper than rebuilding a long queue
-        q.remove(i)
+    # Usually one or two: cheaper than rebuilding a long queue. Looked for from the first position
+    # tried, not the head: a job that starts on arrival is at the end of a long queue.
+    for i in started:
+        del q[q.index(i, first)]
 
 
 class SortedEndsProfile:
