@@ -44,17 +44,27 @@ class _Watched(Simulator):
         super()._schedule()
         index = self.queue_by_size
         assert index is not None
-        want: dict[int, set[int]] = {}
-        for i in self.queue:
-            want.setdefault(self.table.size[i], set()).add(i)
-        assert {s: jobs for s, jobs in enumerate(index.sets) if jobs} == want
+        assert {s: jobs for s, jobs in enumerate(index.sets) if jobs} == by_size_of(self)
+
+
+def by_size_of(sim: Simulator) -> dict[int, set[int]]:
+    """The queue grouped by size, as the index should hold it."""
+    want: dict[int, set[int]] = {}
+    for i in sim.queue:
+        want.setdefault(sim.table.size[i], set()).add(i)
+    return want
 
 
 class _Counting(QueueBySize):
+    """Counts the passes that use the index and, at each, checks it against the queue (on the
+    engine's inlined path, which _Watched's override of _schedule turns off)."""
+
     calls: Counter[str]
+    sim: Simulator
 
     def fitting(self, free: int, qkey: list[int]) -> list[int]:
         self.calls["fitting"] += 1
+        assert {s: jobs for s, jobs in enumerate(self.sets) if jobs} == by_size_of(self.sim)
         return super().fitting(free, qkey)
 
 
@@ -65,6 +75,7 @@ def run(wl: Workload, cls: type[Simulator], indexed: bool) -> tuple[Simulator, C
     if indexed:
         counting = _Counting(wl.nodes)
         counting.calls = calls
+        counting.sim = sim
         sim.queue_by_size = counting
     else:
         sim.queue_by_size = None  # EASY's pass scans the whole queue
