@@ -21,6 +21,12 @@ every other launch of three groups). If the groups do not all arrive before the 
 those that did are told to exit, the ones this agent launched are stopped, and the answer is
 "not ready". Requests are JSON lines; every request carries the agent's key
 (``DMR_AGENT=host:port:key``).
+
+A group that ends with an error while the application runs (a rank killed, out of memory, a
+node lost) leaves its peers waiting in MPI for ranks that are gone, until the time limit. The
+agent watches its groups: once a group that belongs to the application fails, the others get
+``DMR_FAIL_GRACE`` seconds to end on their own, then are stopped, and ``dmr-run`` exits with the
+failed group's code. An expander job's agent reports its failed groups to the application's.
 """
 
 from __future__ import annotations
@@ -40,9 +46,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from dmr.launch import LaunchSpec, start_group
+from dmr import launch
+from dmr.launch import LAUNCH_TOKEN, LaunchSpec, exit_code, group_failed, start_group
 
-LAUNCH_TOKEN = "launch"  # the groups started with the application
 GRACE = 30.0  # seconds the other groups get to finish after the application's first group ended
 # seconds a group of the launch waits past its own launch deadline for the first group to expect
 # it (the groups of one launch start a moment apart, and the first group gives up at its deadline)
@@ -71,7 +77,14 @@ class Agent:
         self.ops: dict[str, _Op] = {}
         self.procs: list[subprocess.Popen[bytes]] = []
         self.launched_on: list[str] = []  # nodes in launch order (the order groups are admitted in)
+        self.members: set[int] = set()  # pids of the groups that are part of the application's world
+        self.failure: str | None = None  # why the application cannot go on (one of its groups failed)
+        self.failure_code = 1  # the failed group's exit code (what dmr-run exits with)
+        self.failure_node = ""  # where it ran
+        self.leaving: set[str] = set()  # nodes whose groups a shrink removed (their end is no failure)
+        self.excused: set[int] = set()  # pids of ended groups already looked at
         self.closing = False
+        self.reports_to: str | None = None  # an expander job's agent: the token it serves
 
     # -- launching ----------------------------------------------------------------------------
     def launch(self, token: str | None, node: str, extra: dict[str, str] | None = None) -> None:
@@ -83,6 +96,8 @@ class Agent:
         with self.cond:
             self.procs.append(proc)
             self.launched_on.append(node)
+            if token in (None, LAUNCH_TOKEN):  # the application's own launch
+                self.members.add(proc.pid)
             if token is not None:
                 self.ops.setdefault(token, _Op()).procs.append(proc)
 
@@ -117,6 +132,23 @@ class Agent:
             return {"ok": True, "spec": self.spec.to_dict(), "job_id": self.job_id}
         if op == "ping":
             return {"ok": True}
+        if op == "leaving":  # groups a shrink removes: their end, however it comes, is no failure
+            nodes = {str(n) for n in req.get("nodes") or []}
+            with self.cond:
+                self.leaving |= nodes
+                self.members -= {
+                    p.pid for p, node in zip(self.procs, self.launched_on, strict=True) if node in nodes
+                }
+            return {"ok": True}
+        if op == "failed":  # a group an expander job hosts ended with an error
+            with self.cond:
+                taken = self.ops.get(str(req["token"]), _Op()).outcome
+                leaving = str(req.get("node")) in self.leaving
+                counts = bool(taken) and not leaving  # a group never taken, or leaving, hangs nobody
+                if counts and self.failure is None:
+                    self.failure = str(req.get("why") or "a group of an expander job failed")
+                    self.cond.notify_all()
+            return {"ok": True, "counts": counts}
         return {"ok": False, "error": f"unknown op {op!r}"}
 
     def _hello(self, token: str, group: dict[str, Any], within: float | None = None) -> dict[str, Any]:
@@ -146,15 +178,21 @@ class Agent:
         for node in launch:
             self.launch(token, node, env)
         deadline = time.monotonic() + timeout
+        dead: list[int] = []
         with self.cond:
             op = self.ops.setdefault(token, _Op())
             while len(op.hellos) < count and self.port is not None and not self.closing:
                 left = deadline - time.monotonic()
-                if left <= 0:
+                # a group launched here that ended before it was taken never joins (srun refused:
+                # e.g. a node the allocation no longer has after slurmctld lost a merge): no wait
+                dead = [code for p in op.procs if (code := p.poll()) is not None]
+                if left <= 0 or dead:
                     break
-                self.cond.wait(left)
-            ready = len(op.hellos) >= count and self.port is not None and op.outcome is None
+                self.cond.wait(min(left, 0.2))
+            ready = len(op.hellos) >= count and self.port is not None and op.outcome is None and not dead
             op.outcome = ready
+            if ready:
+                self.members.update(p.pid for p in op.procs)
             self.cond.notify_all()
             procs = list(op.procs)
             arrived = len(op.hellos)
@@ -164,24 +202,76 @@ class Agent:
             )
         if not ready:
             for proc in procs:
-                _stop(proc)
-            return {"ok": True, "ready": False, "arrived": arrived, "reason": f"{arrived} of {count} groups"}
+                self._stop(proc)
+            first = f"; a group ended before it joined (exit code {dead[0]})" if dead else ""
+            why = f"{arrived} of {count} groups{first}"
+            return {"ok": True, "ready": False, "arrived": arrived, "reason": why}
         return {"ok": True, "ready": True, "arrived": arrived, "tags": [str(g.get("tag")) for g in hellos]}
 
     # -- end ----------------------------------------------------------------------------------
     def wait(self, grace: float | None = None) -> int:
-        """Block until every launched group has ended (or ``grace`` seconds); the worst exit code."""
-        worst = 0
+        """Block until every launched group has ended (or ``grace`` seconds); the worst exit code.
+
+        A failed group of the application ends the wait: the others get :data:`launch.FAIL_GRACE` seconds,
+        then are stopped."""
         deadline = None if grace is None else time.monotonic() + grace
         while deadline is None or time.monotonic() < deadline:
             with self.cond:
                 procs = list(self.procs)
-            if all(p.poll() is not None for p in procs):
+            ended = all(p.poll() is not None for p in procs)
+            # asked also when every group has ended: a dead rank's peers may crash in MPI at once
+            why = self._failed()
+            if why is not None and not self._excused():
+                self._fail(why)
+                break
+            if ended:
                 break
             time.sleep(0.1)
-        for p in procs:
-            worst = worst or (p.returncode or 0)
-        return worst
+        if self.failure is not None:
+            return self.failure_code
+        return next((exit_code(p.returncode) for p in procs if p.returncode), 0)
+
+    def _failed(self) -> str | None:
+        """Why the application cannot go on (a group of its world ended with an error), or None."""
+        with self.cond:
+            if self.failure is None and not self.closing:
+                for proc, node in zip(self.procs, self.launched_on, strict=True):
+                    code = proc.poll()
+                    if proc.pid in self.excused:
+                        continue
+                    if code and (proc.pid in self.members or self.reports_to is not None):
+                        self.failure = group_failed(node, self.job_id, code)
+                        self.failure_code, self.failure_node = exit_code(code), node
+                        self.excused.add(proc.pid)  # looked at once
+                        break
+            return None if self.closing else self.failure
+
+    def _excused(self) -> bool:
+        """An expander job's agent asks the application's whether its failed group counts (a group a
+        shrink removed does not: Slurm ends it as it releases the node); the application's own agent
+        knows by itself."""
+        if self.reports_to is None:
+            return False
+        counts = True
+        with contextlib.suppress(OSError, RuntimeError, ValueError, ConnectionError):
+            home = AgentClient(self.address_text, timeout=5.0)
+            reply = home.request("failed", token=self.reports_to, why=self.failure, node=self.failure_node)
+            home.close()
+            counts = bool(reply.get("counts", True))
+        if not counts:
+            with self.cond:
+                self.failure = None
+        return not counts
+
+    def _fail(self, why: str) -> None:
+        """One group failed: give the others ``launch.FAIL_GRACE`` seconds to end on their own, then
+        stop them."""
+        print(f"dmr: {why}: its peers cannot go on; stopping the application's groups in "
+              f"{launch.FAIL_GRACE:g} s", file=sys.stderr, flush=True)  # fmt: skip
+        end = time.monotonic() + launch.FAIL_GRACE
+        while time.monotonic() < end and any(p.poll() is None for p in list(self.procs)):
+            time.sleep(0.1)
+        self.stop_all()
 
     def stop_all(self) -> None:
         with self.cond:
@@ -189,18 +279,20 @@ class Agent:
             self.cond.notify_all()
             procs = list(self.procs)
         for proc in procs:
-            _stop(proc)
+            self._stop(proc)
 
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """Stop a group's launcher: srun cancels its step on SIGTERM, mpiexec kills its ranks."""
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    def _stop(self, proc: subprocess.Popen[bytes]) -> None:
+        """Stop a group's launcher (srun cancels its step on SIGTERM, mpiexec kills its ranks); a
+        group stopped on purpose is no failure."""
+        with self.cond:
+            self.members.discard(proc.pid)
+        if proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 # -- server -----------------------------------------------------------------------------------
@@ -381,6 +473,7 @@ def join_main(argv: list[str]) -> int:
     spec = LaunchSpec.from_dict(reply["spec"])
     agent = Agent(spec, _job_id())
     agent.address_text = args.agent  # our groups talk to the application's agent
+    agent.reports_to = args.token  # and it hears of a group of ours that fails
     _forward_signals(agent)
     for node in _job_nodes():
         agent.launch(args.token, node)

@@ -38,7 +38,10 @@ class ServiceClient:
 
     def _connection(self) -> p.Connection | None:
         if self._conn is not None:
-            return self._conn
+            if self.pending or not self._conn.closed_by_peer():
+                return self._conn
+            self._conn.close()  # the service closed it while we were quiet: connect again
+            self._conn = None
         if self._down_since is not None and time.monotonic() - self._down_since < self.retry:
             return None
         try:

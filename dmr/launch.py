@@ -12,9 +12,15 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+LAUNCH_TOKEN = "launch"  # the token of the groups started with the application
+# seconds the other groups get to end on their own after one failed (an app that ends with an
+# error on every rank ends by itself; one whose ranks wait for a dead peer is stopped)
+FAIL_GRACE = float(os.environ.get("DMR_FAIL_GRACE", "5"))
 
 # Per-process variables that must not leak into a new step: Slurm's step/allocation view (a
 # stale SLURM_NNODES makes srun refuse a step), the PMI connection of the launching rank,
@@ -96,7 +102,25 @@ def start_group(
             f"-n{spec.ppn}",
             f"--nodelist={node}",
             f"--job-name=dmr-group-{node}",
+            "--kill-on-bad-exit=1",  # a rank that dies takes its group down: its agent sees it end
             *(["--overcommit"] if spec.overcommit else []),
             *spec.argv,
         ]
     return subprocess.Popen(cmd, cwd=spec.cwd, env=env)
+
+
+def group_failed(node: str, job_id: int | None, code: int) -> str:
+    """'the group on n3 of job 66 ended with exit code 143' (no job outside Slurm)."""
+    return f"the group on {node}{'' if job_id is None else f' of job {job_id}'} {ended(code)}"
+
+
+def ended(code: int) -> str:
+    """How a group's launcher ended, in words (srun's own lines above it say which task and how)."""
+    if code < 0:
+        return f"was killed by signal {-code} ({signal.Signals(-code).name})"
+    return f"ended with exit code {code}"
+
+
+def exit_code(code: int) -> int:
+    """A shell's exit code for a launcher's return code (a signal ``n`` is 128 + n)."""
+    return 128 - code if code < 0 else code

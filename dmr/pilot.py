@@ -11,7 +11,11 @@ application by itself, becomes that subjob's *EJB worker* (paper 004, section 4,
    ``ppn`` ranks per node, over-subscribed with ``srun --overcommit`` when ``ppn`` exceeds the
    node's CPUs);
 3. when all its groups have ended (the application completed, or its ranks moved to another
-   subjob) it says so (``ended``) and waits for the next order; ``exit`` ends the job.
+   subjob) it says so (``ended``) and waits for the next order; ``exit`` ends the job;
+4. when one of its groups fails (a rank killed: ``srun --kill-on-bad-exit`` ends the group) it
+   says so at once (``failed``): the application cannot go on, and the coordinator ends it
+   everywhere. Its own other groups get ``DMR_FAIL_GRACE`` seconds, then are stopped, whether
+   the coordinator answers or not.
 
 The coordinator may restart: the pilot reconnects and says again who it is; its groups run on
 meanwhile. A job that starts while its coordinator is away (restarting) keeps trying for
@@ -37,8 +41,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from dmr.agent import LAUNCH_TOKEN
-from dmr.launch import LaunchSpec, is_subjob_of, start_group
+from dmr import launch
+from dmr.launch import LAUNCH_TOKEN, LaunchSpec, is_subjob_of, start_group
 
 PATIENCE = float(os.environ.get("DMR_PILOT_PATIENCE", "600"))  # seconds to wait for a lost coordinator
 FIRST_WAIT = float(os.environ.get("DMR_PILOT_FIRST_WAIT", "60"))  # seconds to wait for the first contact
@@ -53,6 +57,10 @@ class Pilot:
         self.job_id = job_id
         self.nodes = nodes
         self.procs: list[subprocess.Popen[bytes]] = []
+        self.nodes_of: dict[int, str] = {}  # pid -> node of each group launched here
+        self.stopping = False  # groups stopped on an order are no failure
+        self.failed = False  # a failure was seen (and reported once)
+        self.failure: dict[str, Any] | None = None  # its report, in every hello: a coordinator away hears it
         self.lock = threading.Lock()
         self.sock: socket.socket | None = None
         self.reported = True  # no groups yet: nothing to report
@@ -76,6 +84,7 @@ class Pilot:
                 "nodes": self.nodes,
                 "cpus": int(cpus) if cpus.isdigit() else 1,
                 "running": self.running(),
+                "failed": self.failure,
             }
         )
 
@@ -128,12 +137,14 @@ class Pilot:
             started.append(start_group(spec, self.job_id, node, extra))
         with self.lock:
             self.procs += started
+            self.nodes_of.update({p.pid: node for p, node in zip(started, self.nodes, strict=True)})
             self.reported = False
 
     def watch(self) -> None:
-        """Report once every group launched so far has ended."""
+        """Report a failed group at once, and once every group launched so far has ended."""
         while True:
             time.sleep(0.2)
+            self._watch_failure()
             with self.lock:
                 due = not self.reported and bool(self.procs) and not self.running()
             if not due:
@@ -144,7 +155,26 @@ class Pilot:
                 with self.lock:
                     self.reported = True
 
+    def _watch_failure(self) -> None:
+        with self.lock:
+            if self.failed or self.stopping:
+                return
+            bad = next((p for p in self.procs if p.poll()), None)
+            if bad is None:
+                return
+            self.failed = True
+        node = self.nodes_of.get(bad.pid, "?")
+        why = launch.group_failed(node, self.job_id, bad.returncode)
+        _say(f"{why}: its peers cannot go on; stopping the application's groups in {launch.FAIL_GRACE:g} s")
+        self.failure = {"op": "failed", "code": launch.exit_code(bad.returncode), "why": why}
+        self.send(self.failure)
+        end = time.monotonic() + launch.FAIL_GRACE
+        while time.monotonic() < end and self.running():
+            time.sleep(0.1)
+        self.stop()
+
     def stop(self) -> None:
+        self.stopping = True
         for p in self.procs:
             if p.poll() is None:
                 p.terminate()
@@ -216,6 +246,10 @@ class Pilot:
                     self.stop()
                     return self.worst
             # the coordinator went away: our groups run on; say who we are again when it is back
+            with self.lock:  # nothing more goes into a connection nobody reads
+                if self.sock is not None:
+                    self.sock.close()
+                self.sock = None
             deadline = time.monotonic() + PATIENCE
             while not self.connect():
                 if time.monotonic() > deadline and not self.running():

@@ -16,6 +16,7 @@ what the application uses to move its data, as the paper's opaque handler:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -31,11 +32,11 @@ import numpy as np
 from mpi4py import MPI
 
 from dmr import redistribute as rd
-from dmr.agent import LAUNCH_SLACK, LAUNCH_TOKEN, AgentClient
+from dmr.agent import LAUNCH_SLACK, AgentClient
 from dmr.client import ServiceClient, send_ack, warn_once
 from dmr.config import Settings, validate
 from dmr.inhibitor import Inhibitor
-from dmr.launch import LaunchSpec, clean_env
+from dmr.launch import LAUNCH_TOKEN, LaunchSpec, clean_env
 from dmr.world import Group, World
 from slurm_ext import protocol as p
 
@@ -103,8 +104,16 @@ class Reconfiguration:
 class Runtime:
     """One per process; created on first use by :func:`dmr.runtime` (or explicitly)."""
 
-    def __init__(self, comm: MPI.Intracomm | None = None, settings: Settings | None = None) -> None:
+    def __init__(
+        self,
+        comm: MPI.Intracomm | None = None,
+        settings: Settings | None = None,
+        program: list[str] | None = None,
+    ) -> None:
         self.settings = settings or Settings.from_env()
+        # what a private agent starts for each new group: this program with its arguments
+        # (a C or Fortran program linked with libdmr passes its own command line)
+        self.program = program or [sys.executable, os.path.abspath(sys.argv[0]), *sys.argv[1:]]
         self.joining: Reconfiguration | None = None
         self.step_started: float | None = None  # when the current step began (reset after a resize)
         self.last_step: float | None = None
@@ -211,8 +220,7 @@ class Runtime:
 
     def _start_private_agent(self) -> str:
         """Launched by plain srun: an agent process of our own (it lives as long as this rank)."""
-        argv = [sys.executable, os.path.abspath(sys.argv[0]), *sys.argv[1:]]
-        spec = LaunchSpec(argv=argv, cwd=os.getcwd(), env=clean_env(dict(os.environ)), ppn=self.ppn)
+        spec = LaunchSpec(argv=self.program, cwd=os.getcwd(), env=clean_env(dict(os.environ)), ppn=self.ppn)
         try:
             env = {**spec.env, "SLURM_JOB_ID": str(self.job_id)}  # no PMI variables: the agent is no rank
             proc = subprocess.Popen(
@@ -410,6 +418,7 @@ class Runtime:
 
     def _finish_shrink(self, handle: Reconfiguration, exit: bool) -> bool:
         rank = self.rank
+        leaving_nodes = [n for g in self.world.groups if g.tag in handle.leaving_groups for n in g.nodes]
         stays = self.world.remove(handle.leaving_groups)
         if not stays:
             if rank == 0:  # rank 0's group left (EJB moves every rank to another subjob)
@@ -425,6 +434,11 @@ class Runtime:
             return False
         if self.rank == 0 and self.client is None:
             self._become_root()
+        if self.rank == 0 and self.agent:
+            # the leaving groups end now, however Slurm ends them: the agent must not take that for a
+            # failure of the application (it is told before the service releases their nodes)
+            with contextlib.suppress(OSError, ConnectionError, RuntimeError, ValueError):
+                self._agent_request("leaving", nodes=leaving_nodes)
         if self.rank == 0 and self.client is not None and self.job_id is not None:
             acks = handle.old_size - handle.new_size
             reply = self.client.request(p.ShrinkReady(job_id=self.job_id, token=handle.token, acks=acks))
@@ -458,8 +472,9 @@ class Runtime:
 
     # -- end ----------------------------------------------------------------------------------
     def close(self) -> None:
-        """Cancel an asynchronous decision nobody will act on (the service gives nodes back)."""
-        if self.rank != 0 or self.client is None:
+        """Cancel an asynchronous decision nobody will act on (the service gives nodes back).
+        Nothing to do on a rank a shrink removed (its world is gone, its connections closed)."""
+        if self.world.left or self.rank != 0 or self.client is None:
             return
         if self.client.pending:
             reply = self.client.receive()

@@ -26,7 +26,7 @@ start_munge() {
 # PYTHONPATH (never installed in an image, so an image serves any checkout of the same recipe).
 install_commands() {
   local name module
-  for pair in slurm-ext:slurm_ext ejb:ejb ejb-submit:ejb.submit dmr-run:dmr; do
+  for pair in slurm-ext:slurm_ext ejb:ejb ejb-submit:ejb.submit dmr-run:dmr dmr-config:dmr.toolchain; do
     name=${pair%%:*} module=${pair#*:}
     printf '#!/bin/sh\nexec python3 -m %s "$@"\n' "$module" >"/usr/local/bin/$name"
     chmod 755 "/usr/local/bin/$name"
@@ -101,6 +101,12 @@ case "$role" in
     ;;
   login)
     install_commands
+    # libdmr for this image's Python, into the volume every node mounts (DMR_LIBDIR, compose file)
+    if python3 -m dmr.toolchain --build "$DMR_LIBDIR" >/dev/null; then
+      log login "built libdmr in $DMR_LIBDIR"
+    else
+      log login "could not build libdmr: C and Fortran programs cannot link it"
+    fi
     start_munge
     log login "ready"
     trap 'exit 0' TERM INT

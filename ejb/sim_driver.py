@@ -248,16 +248,3 @@ def record_of(ej: ElasticJob, work: float) -> ElasticRecord:
         restarts=ej.restarts,
         cases=tuple(c for _, c in ej.log),
     )
-
-
-def run_ejb(
-    sim: Simulator,
-    params: EJBParams | None = None,
-    select: Callable[[int, int], bool] | None = None,
-    stop_after: Iterable[int] | None = None,
-) -> EJBController:
-    """Attach an :class:`EJBController` to ``sim`` and run it."""
-    ctrl = EJBController(params, select, stop_after)
-    sim.attach(ctrl)
-    sim.advance()
-    return ctrl

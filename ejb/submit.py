@@ -1,13 +1,16 @@
 """``ejb-submit``: sbatch's command line, with Elastic Job Bundling where it helps.
 
-The job is read the way sbatch reads it (options, then ``#SBATCH`` lines of the script; the command
-line wins) plus EJB's own knobs (``--ejb-min-procs``, ``--ejb-o-max``, ``--ejb-migration``, or an
-``#EJB`` line in the script). Before anything is submitted, ``sbatch --test-only`` checks the job:
-what Slurm rejects gets sbatch's own error and nothing is submitted. A job EJB cannot help (too
-small, starts now anyway, not written against ``dmr``) or any job while the EJB manager is not
-running goes to plain sbatch, exactly as typed, with one line saying why: never a lost job. With
-``--ejb-require`` such a job is not submitted at all (exit 1, one line saying why), for scripts that
-want EJB or nothing.
+The job is read the way the installed sbatch reads it (:mod:`ejb.sbatch_cli`: its own option
+table, ``#SBATCH`` lines up to the first command, ``hetjob`` separators; the command line wins)
+plus EJB's own knobs (``--ejb-min-procs``, ``--ejb-o-max``, ``--ejb-migration``, or an ``#EJB``
+line in the script). A job EJB does not bundle goes to sbatch with exactly the words and the
+environment it was given (EJB's own words removed), with one line saying why: arrays,
+heterogeneous jobs, ``--wait``, ``--test-only``, ``--hold``, dependencies, ``--begin``, jobs too
+small, jobs that start now anyway, jobs whose script does not run a ``dmr`` application, command
+lines ejb-submit cannot read, and any job while the EJB manager is down. sbatch alone decides
+whether such a job is accepted, and what it rejects gets its own message: ejb-submit never refuses
+a job sbatch accepts. With ``--ejb-require`` a job EJB would not bundle is not submitted at all
+(exit 1, one line saying why), for scripts that want EJB or nothing.
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ejb import sbatch_cli
 from ejb.live import jobs
 from ejb.live.client import manager_address, request
+from ejb.sbatch_cli import CommandLineError, Component, Grammar
 from slurm_ext.slurm.parse import parse_test_only
 
 USAGE = """\
@@ -47,13 +52,6 @@ Every other option is sbatch's (see `man sbatch`), e.g. -N, -n, --ntasks-per-nod
 -o, -e, -A, -q, -D, --export, --wrap, -d, --parsable.
 """
 
-# sbatch options that take no value; every other option written without "=" takes the next word
-FLAGS = {
-    "--parsable", "--exclusive", "-H", "--hold", "--test-only", "-Q", "--quiet", "-v", "--verbose",
-    "-W", "--wait", "--requeue", "--no-requeue", "-O", "--overcommit", "-s", "--oversubscribe",
-    "--contiguous", "--spread-job", "--use-min-nodes", "--ignore-pbs", "--no-kill", "-k", "-h", "--help",
-    "-V", "--version", "--usage",
-}  # fmt: skip
 EJB_OPTIONS = {"--ejb-min-procs": "min_procs", "--ejb-o-max": "o_max", "--ejb-migration": "migration",
                "--ejb-manager": "manager", "--ejb-require": "require"}  # fmt: skip
 EJB_FLAGS = {"--ejb-require"}  # EJB options that take no value
@@ -68,24 +66,29 @@ class NotBundled(Exception):
     """``--ejb-require`` and EJB leaves the job to sbatch: nothing submitted, exit 1."""
 
 
-class Unreadable(SubmitError):
-    """The command line did not read as sbatch's: sbatch itself may say what is wrong."""
-
-
 @dataclass
 class Request:
     """What ``ejb-submit`` was asked: sbatch's words (EJB's removed) and what EJB needs of them."""
 
-    sbatch_args: list[str]  # options for sbatch, as typed (EJB options removed)
+    sbatch_args: list[str]  # the words for sbatch, as typed (EJB options removed), script included
     script: Path | None  # the batch script (None with --wrap)
     script_args: list[str]
-    options: dict[str, str] = field(default_factory=dict)  # effective sbatch options (long names)
+    components: list[Component]  # each component's options: #SBATCH lines, then the command line
+    given: Component  # the first component's options on the command line only
     ejb: dict[str, str] = field(default_factory=dict)
     wrap: str | None = None
 
     @property
+    def options(self) -> dict[str, str]:
+        """The first component's effective options (long names; "" for one given without a value)."""
+        out: dict[str, str] = {}
+        for g in self.components[0].given:
+            out[g.option.long] = "" if g.value is None else g.value
+        return out
+
+    @property
     def parsable(self) -> bool:
-        return "parsable" in self.options
+        return self.given.has("parsable")
 
     @property
     def required(self) -> bool:
@@ -93,89 +96,77 @@ class Request:
         return "require" in self.ejb
 
 
-def _split(words: list[str], stop_at_script: bool) -> tuple[list[tuple[str, str | None]], list[str]]:
-    """Options as (name, value) pairs, and what follows them (script and its arguments)."""
-    opts: list[tuple[str, str | None]] = []
+def split_ejb(words: list[str]) -> tuple[dict[str, str], list[str]]:
+    """EJB's own options (``--ejb-x V``, ``--ejb-x=V``, ``--ejb-require``) among ``words``, and the
+    words without them: exactly what sbatch gets."""
+    ejb: dict[str, str] = {}
+    rest: list[str] = []
     i = 0
     while i < len(words):
-        w = words[i]
-        if not w.startswith("-") or w == "-":
-            if stop_at_script:
-                break
+        name, eq, value = words[i].partition("=")
+        if name not in EJB_OPTIONS:
+            rest.append(words[i])
+        elif name in EJB_FLAGS:
+            ejb[EJB_OPTIONS[name]] = "yes"
+        elif eq:
+            ejb[EJB_OPTIONS[name]] = value
+        elif i + 1 < len(words):
+            ejb[EJB_OPTIONS[name]] = words[i + 1]
             i += 1
-            continue
-        if w.startswith("--") and "=" in w:
-            name, value = w.split("=", 1)
-            opts.append((name, value))
-        elif w in FLAGS or w in EJB_FLAGS:
-            opts.append((w, None))
-        elif not w.startswith("--") and len(w) > 2:  # -N4
-            opts.append((w[:2], w[2:]))
         else:
-            if i + 1 >= len(words):
-                raise Unreadable(f"option {w} needs a value")
-            opts.append((w, words[i + 1]))
-            i += 1
+            raise SubmitError(f"{name} needs a value")
         i += 1
-    return opts, words[i:]
+    return ejb, rest
 
 
-def _directives(script: Path) -> tuple[list[str], list[str]]:
-    """``#SBATCH`` and ``#EJB`` words of a script, read as sbatch does: up to the first command."""
-    sbatch: list[str] = []
-    ejb: list[str] = []
-    for n, line in enumerate(script.read_text(errors="replace").splitlines()):
+def _ejb_directives(text: str, script: Path) -> dict[str, str]:
+    """``#EJB --o-max 4`` lines (read as ``--ejb-o-max 4``), in the same header as ``#SBATCH``'s."""
+    words: list[str] = []
+    for n, line in enumerate(text.split("\n")):
         stripped = line.strip()
-        if n == 0 and stripped.startswith("#!"):
-            continue
-        if stripped and not stripped.startswith("#"):
+        if n and stripped and not stripped.startswith("#"):
             break
-        for tag, into in (("#SBATCH", sbatch), ("#EJB", ejb)):
-            if stripped.startswith(tag + " ") or stripped == tag:
-                into += shlex.split(stripped[len(tag) :], comments=True)
-    return sbatch, ejb
+        if stripped.startswith("#EJB ") or stripped == "#EJB":
+            words += shlex.split(stripped[4:], comments=True)
+    long = ["--ejb-" + w[2:] if w.startswith("--") else w for w in words]
+    for w in long:
+        name = w.split("=", 1)[0]
+        if name.startswith("--ejb-") and name not in EJB_OPTIONS:
+            raise SubmitError(f"unknown #EJB option {name.replace('--ejb-', '--', 1)} in {script}")
+    return split_ejb(long)[0]
 
 
-def _ejb_value(name: str, value: str | None) -> str:
-    return "yes" if name in EJB_FLAGS else str(value)
-
-
-def parse(argv: list[str]) -> Request:
-    opts, rest = _split(argv, stop_at_script=True)
-    sbatch_args = argv[: len(argv) - len(rest)]
-    ejb: dict[str, str] = {}
-    options: dict[str, str] = {}
-    wrap = None
-    for name, value in opts:
-        if name in EJB_OPTIONS:
-            ejb[EJB_OPTIONS[name]] = _ejb_value(name, value)
-    kept = _without_ejb_options(sbatch_args)  # sbatch gets exactly what was typed, without EJB's words
-    script = None
+def parse(argv: list[str], grammar: Grammar | None = None) -> Request:
+    """Read ``argv`` as sbatch would. Raises :class:`SubmitError` for a mistake in EJB's own words,
+    :class:`CommandLineError` for anything sbatch must judge itself (the job then goes to it)."""
+    ejb, words = split_ejb(argv)
+    grammar = grammar or sbatch_cli.installed()
+    command_line, rest = grammar.read(words)
+    wrap = command_line[-1].value("wrap") if command_line[-1].has("wrap") else None
+    script: Path | None = None
     script_args: list[str] = []
-    directive_opts: list[tuple[str, str | None]] = []
-    if any(n == "--wrap" for n, _ in opts):
-        wrap = next(v for n, v in opts if n == "--wrap")
-        if rest:
-            raise SubmitError("give either a script or --wrap, not both")
-    else:
+    components = command_line
+    if wrap is None:
         if not rest:
-            raise SubmitError("no batch script given (and no --wrap); see ejb-submit --help")
+            raise CommandLineError("no batch script (sbatch reads it from its standard input)")
         script, script_args = Path(rest[0]), rest[1:]
-        if not script.is_file():
-            raise Unreadable(f"unable to open file {script}")
-        words, ejb_words = _directives(script)
-        directive_opts, _ = _split(words, stop_at_script=False)
-        # "#EJB --o-max 4" is "--ejb-o-max 4": read in the long form, which knows the flags
-        long_words = ["--ejb-" + w[2:] if w.startswith("--") else w for w in ejb_words]
-        for name, value in _split(long_words, stop_at_script=False)[0]:
-            key = EJB_OPTIONS.get(name)
-            if key is None:
-                raise SubmitError(f"unknown #EJB option {name.replace('--ejb-', '--', 1)} in {script}")
-            ejb.setdefault(key, _ejb_value(name, value))
-    for name, value in [*directive_opts, *opts]:  # the command line wins
-        long = jobs.long_name(name)
-        options[long] = "" if value is None else value
-    return Request(kept, script, script_args, options, ejb, wrap)
+        try:
+            text = script.read_bytes().decode(errors="replace")
+        except OSError as exc:
+            raise CommandLineError(f"unable to open file {script}: {exc.strerror}") from None
+        for key, value in _ejb_directives(text, script).items():
+            ejb.setdefault(key, value)
+        from_script = [grammar.read(w)[0][0] for w in sbatch_cli.directives(text)]
+        # components (one, or a heterogeneous job's) pair up by position, the command line's winning
+        pairs = range(max(len(from_script), len(command_line)))
+        components = [
+            Component([*(from_script[i].given if i < len(from_script) else []),
+                       *(command_line[i].given if i < len(command_line) else [])])
+            for i in pairs
+        ]  # fmt: skip
+    elif rest:
+        raise CommandLineError("script arguments are not permitted with --wrap")
+    return Request(words, script, script_args, components, command_line[0], ejb, wrap)
 
 
 # -- what Slurm and the manager say --------------------------------------------------------------
@@ -185,6 +176,11 @@ def _sbatch(args: list[str]) -> subprocess.CompletedProcess[str]:
 
 def _script_words(req: Request) -> list[str]:
     return ["--wrap", req.wrap] if req.wrap is not None else [str(req.script), *req.script_args]
+
+
+def _given_pairs(req: Request) -> list[tuple[str, str | None]]:
+    """The command line's options as (--long, value) pairs, without --wrap (it travels with the script)."""
+    return [("--" + g.option.long, g.value) for g in req.given.given if g.option.long != "wrap"]
 
 
 def _procs(req: Request) -> int:
@@ -218,15 +214,42 @@ def _uses_dmr(req: Request) -> bool:
     return bool(DMR_MARKERS.search(text or ""))
 
 
-def not_bundled_because(req: Request, starts_in: float | None) -> str | None:
-    """Why EJB leaves this job to sbatch (None: EJB bundles it; the manager answers)."""
+# what sbatch does with these jobs is not what EJB does with a bundle (option or environment variable)
+PASSED_ON = {
+    "array": "a job array (its tasks are sbatch's)",
+    "wait": "--wait (sbatch waits for the job itself)",
+    "test-only": "--test-only (nothing is submitted)",
+    "hold": "--hold (the job waits for a release, not for nodes)",
+    "dependency": "a dependency (its subjobs could not start before it is satisfied)",
+    "begin": "--begin (the job must not start before then)",
+}
+PASSED_ON_ENV = {"SBATCH_ARRAY_INX": "array", "SBATCH_WAIT": "wait", "SBATCH_HOLD": "hold"}
+
+
+def passed_on_because(req: Request) -> str | None:
+    """Why sbatch gets this job whatever the queue looks like (None: EJB may bundle it)."""
+    if len(req.components) > 1:
+        return "a heterogeneous job"
+    for long, why in PASSED_ON.items():
+        if req.components[0].has(long):
+            return why
+    for var, long in PASSED_ON_ENV.items():
+        if os.environ.get(var):
+            return f"{PASSED_ON[long]}, from {var}"
     min_procs = int(req.ejb.get("min_procs", 8))
     if (procs := _procs(req)) < min_procs:
         return f"{procs} processor(s), fewer than --ejb-min-procs {min_procs}"
-    if starts_in is not None and starts_in <= 5:
-        return "it starts now anyway (sbatch --test-only)"
     if not _uses_dmr(req):
         return "the script does not run its application with dmr (no dmr-run / import dmr)"
+    return None
+
+
+def not_bundled_because(req: Request, starts_in: float | None) -> str | None:
+    """Why EJB leaves this job to sbatch (None: EJB bundles it; the manager answers)."""
+    if (why := passed_on_because(req)) is not None:
+        return why
+    if starts_in is not None and starts_in <= 5:
+        return "it starts now anyway (sbatch --test-only)"
     manager = manager_address(req.ejb.get("manager"))
     if _manager(manager) is None:
         return f"warning: the EJB manager at {manager} is not running"
@@ -253,7 +276,7 @@ def bundle(req: Request) -> int:
     manager = manager_address(req.ejb.get("manager"))
     pilot_at = _manager(manager) or manager
     secret = secrets.token_hex(12)
-    options, _ = _split(req.sbatch_args, stop_at_script=True)
+    options = _given_pairs(req)
     argv = jobs.j0_argv(options, _script_words(req), f"{pilot_at}:{secret}:j0")
     res = subprocess.run(argv, capture_output=True, text=True, check=False)
     sys.stderr.write(res.stderr)
@@ -285,69 +308,70 @@ def bundle(req: Request) -> int:
     return 0
 
 
-def _without_ejb_options(argv: list[str]) -> list[str]:
-    out: list[str] = []
-    skip = False
-    for w in argv:
-        if skip:
-            skip = False
-        elif w.split("=", 1)[0] in EJB_OPTIONS:
-            skip = "=" not in w and w not in EJB_FLAGS
-        else:
-            out.append(w)
-    return out
+def _validate(ejb: dict[str, str]) -> None:
+    for key in ("min_procs", "o_max"):
+        if key in ejb and not (ejb[key].isdigit() and int(ejb[key]) > 0):
+            flag = "--ejb-" + key.replace("_", "-")
+            raise SubmitError(f"{flag} must be a positive integer, got {ejb[key]!r}")
+    if "migration" in ejb:
+        try:
+            ok = float(ejb["migration"]) >= 0
+        except ValueError:
+            ok = False
+        if not ok:
+            raise SubmitError(f"--ejb-migration must be seconds >= 0, got {ejb['migration']!r}")
+
+
+def _starts_in(req: Request) -> tuple[float | None, str | None]:
+    """(seconds until the job would start, from ``sbatch --test-only``; why not bundled if it fails).
+    A job --test-only rejects still goes to sbatch, which may queue it (e.g. more tasks than the
+    nodes have CPUs now): the pre-check decides whether EJB helps, never whether it is submitted."""
+    test = _sbatch(["--test-only", *[a for a in req.sbatch_args if a != "--parsable"]])
+    if test.returncode != 0:
+        last = (test.stderr.strip().splitlines() or ["no message"])[-1]
+        return None, f"sbatch --test-only cannot place it now ({last})"
+    try:
+        return parse_test_only(test.stderr + test.stdout)[0].timestamp() - time.time(), None
+    except ValueError:
+        return None, None  # an sbatch whose --test-only line we cannot read: decide without it
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] in ("-h", "--help", "--usage"):
+    if not argv or argv[0] in ("-h", "--help"):
         print(USAGE, end="")
         return 0 if argv else 2
     try:
-        req = parse(argv)
-        for key in ("min_procs", "o_max"):
-            if key in req.ejb and not (req.ejb[key].isdigit() and int(req.ejb[key]) > 0):
-                flag = "--ejb-" + key.replace("_", "-")
-                raise SubmitError(f"{flag} must be a positive integer, got {req.ejb[key]!r}")
-        if "migration" in req.ejb:
-            try:
-                ok = float(req.ejb["migration"]) >= 0
-            except ValueError:
-                ok = False
-            if not ok:
-                raise SubmitError(f"--ejb-migration must be seconds >= 0, got {req.ejb['migration']!r}")
+        ejb, words = split_ejb(argv)  # words: what sbatch gets when EJB does not bundle the job
+        _validate(ejb)
+        try:
+            req: Request | None = parse(argv)
+            why = passed_on_because(req)  # type: ignore[arg-type]
+        except CommandLineError as exc:
+            req, why = None, f"ejb-submit could not read the command line ({exc}); sbatch judges it"
+        if req is not None:
+            _validate(req.ejb)
+            ejb = req.ejb
     except SubmitError as exc:
-        if isinstance(exc, Unreadable):  # an option ejb-submit does not know: sbatch's verdict first
-            test = _sbatch(["--test-only", *_without_ejb_options(argv)])
-            if test.returncode != 0 and test.stderr.strip():
-                sys.stderr.write(test.stderr)
-                return test.returncode
         print(f"ejb-submit: error: {exc}", file=sys.stderr)
         return 2
-    words = _script_words(req)
-    test = _sbatch(["--test-only", *[a for a in req.sbatch_args if a != "--parsable"], *words])
-    if test.returncode != 0:  # Slurm's own verdict, word for word; nothing submitted
-        sys.stderr.write(test.stderr)
-        return test.returncode
     try:
-        starts_in: float | None = parse_test_only(test.stderr + test.stdout)[0].timestamp() - time.time()
-    except ValueError:
-        starts_in = None  # an sbatch whose --test-only line we cannot read: decide without it
-    why = not_bundled_because(req, starts_in)
-    try:
-        if why is None:
-            return bundle(req)
-        if req.required:
-            raise NotBundled(why.removeprefix("warning: "))
+        if why is None and req is not None:
+            starts_in, why = _starts_in(req)
+            why = why or not_bundled_because(req, starts_in)
+            if why is None:
+                return bundle(req)
+        if "require" in ejb:
+            raise NotBundled(str(why).removeprefix("warning: "))
     except NotBundled as exc:
         print(f"ejb-submit: error: not submitted (--ejb-require): {exc}", file=sys.stderr)
         return 1
-    res = _sbatch([*req.sbatch_args, *words])
-    sys.stdout.write(res.stdout)
-    sys.stderr.write(res.stderr)
-    if res.returncode == 0 and why is not None:
+    # sbatch with exactly the words and environment ejb-submit was given (its stdin too: a script
+    # may come that way); its output and its verdict are the user's
+    rc = subprocess.run(["sbatch", *words], check=False).returncode
+    if rc == 0 and why is not None:
         print(f"ejb-submit: submitted with plain sbatch: {why}", file=sys.stderr)
-    return res.returncode
+    return rc
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Installs what the toolkit needs on Debian 12, as root: the Slurm/munge/MariaDB packages (and
-# valgrind, which bench_malleable.py --instructions counts with) and this
+# valgrind, which bench_malleable.py --instructions counts with), the C and Fortran compilers, and this
 # Python package with its test extras. Idempotent; safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(slurmctld slurmd slurm-client munge libslurm-dev slurmdbd mariadb-server valgrind)
+# gfortran, libmpich-dev (MPICH's Fortran bindings, linked to the mpich wheel's libmpi) and pkg-config:
+# C and Fortran programs on libdmr (dmr/README.md)
+PACKAGES=(slurmctld slurmd slurm-client munge libslurm-dev slurmdbd mariadb-server valgrind
+  gcc gfortran libmpich-dev pkg-config)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed || missing+=("$p")

@@ -1,5 +1,6 @@
 """The one interface every cluster backend implements: live Slurm
 (:class:`slurm_ext.slurm.SlurmCluster`) and the simulator (:class:`slurm_ext.sim.SimCluster`).
+The control service and the EJB manager call nothing else on a backend.
 
 The control service and EJB's simulator driver talk to a :class:`ClusterBackend`; they never know
 which one. Both answer alike, errors included (``tests/unit/sim/test_sim_cluster.py`` checks the
@@ -12,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from slurm_ext.model import Snapshot
+from slurm_ext.errors import InvalidRequest
+from slurm_ext.model import Job, Snapshot
 
 # Helper jobs the service submits carry the id of the job they serve in their name, so a
 # restarted service (or a sweep) can tell whose they are from the queue alone.
@@ -49,6 +51,10 @@ class JobRequest:
 
 @runtime_checkable
 class ClusterBackend(Protocol):
+    """Seven calls every backend answers, and seven that only a live Slurm has (helper jobs, job
+    steps, pending jobs' sizes, time limits). Those have defaults meaning "this backend has none": a backend
+    inherits them by naming this class as its base (the simulator does; ``SlurmCluster`` has all)."""
+
     def snapshot(self) -> Snapshot:
         """The cluster now: nodes and live (pending/running) jobs."""
         ...
@@ -58,6 +64,11 @@ class ClusterBackend(Protocol):
         ...
 
     def cancel(self, job_id: int) -> None: ...
+
+    def cancel_quietly(self, job_id: int, name: str | None = None) -> None:
+        """Cancel without complaint if the job has ended; ``name``: only if the job still bears it
+        (a slurmctld that lost its last seconds of state gives ids again)."""
+        ...
 
     def shrink(
         self, job_id: int, new_size: int, keep: Sequence[str] | None = None, snap: Snapshot | None = None
@@ -75,3 +86,37 @@ class ClusterBackend(Protocol):
     def raise_priority(self, job_id: int) -> None:
         """Put a pending job at the head of the queue."""
         ...
+
+    # -- live Slurm only (defaults: none of it here) -------------------------------------------
+    def expansion_permitted(self) -> bool:
+        """Whether a running job can grow in place (Slurm: ``permit_job_expansion``)."""
+        return True
+
+    def submit_expander(self, app: Job, nodes: int, command: str, time_limit: float | None) -> int:
+        """Submit a second job hosting new ranks of ``app``; returns its id."""
+        raise InvalidRequest("this backend has no expander jobs")
+
+    def job_state(self, job_id: int) -> tuple[str, tuple[str, ...]]:
+        """(state, nodes) of one job, read at once; ("", ()) once it is gone."""
+        job = self.snapshot().job(job_id)
+        return ("", ()) if job is None else (job.state, tuple(job.nodes))
+
+    def steps_on(self, job_id: int, nodes: Sequence[str]) -> list[str] | None:
+        """The job's application steps running on any of ``nodes``; None: this backend has no steps."""
+        return None
+
+    def resize_pending(self, job_id: int, nodes: int) -> None:
+        """Set a pending job's node count (it starts on ``nodes`` nodes)."""
+        raise InvalidRequest("this backend cannot change a pending job's size")
+
+    def set_time_limit(self, job_id: int, seconds: float) -> bool:
+        """Set the job's time limit; False where a backend keeps none to set."""
+        return False
+
+    def cancel_orphan_resizers(self, older_than: float, snap: Snapshot | None = None) -> list[int]:
+        """Cancel resizer jobs submitted more than ``older_than`` seconds ago; returns their ids."""
+        return []
+
+    def cancel_orphan_expanders(self, snap: Snapshot | None = None) -> list[int]:
+        """Cancel expander jobs whose application no longer runs; returns their ids."""
+        return []

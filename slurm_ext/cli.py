@@ -36,9 +36,14 @@ from slurm_ext.demo.cli import demo_cmd  # noqa: E402
 
 app.command("demo")(demo_cmd)
 from slurm_ext.service.cli import events_cmd, serve_cmd  # noqa: E402
+from slurm_ext.service.units import install_units_cmd  # noqa: E402
 
 app.command("serve")(serve_cmd)
 app.command("events")(events_cmd)
+app.command("install-units")(install_units_cmd)
+from slurm_ext.slurm.doctor import doctor_cmd  # noqa: E402
+
+app.command("doctor")(doctor_cmd)
 from slurm_ext.bench import bench_app  # noqa: E402
 
 app.add_typer(bench_app, name="bench")

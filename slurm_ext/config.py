@@ -1,6 +1,8 @@
 """The toolkit's configuration: ``conf/elastic.yaml`` plus overrides.
 
-Lookup order: the file named by ``ELASTIC_SLURM_CONF``, else the project's ``conf/elastic.yaml``.
+Lookup order: the file named by ``ELASTIC_SLURM_CONF``, else the site's
+``/etc/elastic-slurm/elastic.yaml`` (``slurm-ext install-units`` writes it), else the project's
+``conf/elastic.yaml``.
 
 The file is read into a typed settings model (:class:`ConfigFile`, msgspec structs, one per
 section) whose defaults are those of ``conf/elastic.yaml``: a file may set any subset of the keys
@@ -80,6 +82,7 @@ class ServiceConfig:
     policy: str
     expand_timeout_s: float
     expand_strategy: str = "auto"  # merge | expander | auto (merge only where Slurm permits it)
+    slurm_conf: Path | None = None  # the site's slurm.conf (None: the local cluster's, else Slurm's lookup)
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,15 @@ class Config:
     cluster: ClusterConfig
     service: ServiceConfig
     source: Path
+
+    @property
+    def slurm_conf(self) -> Path | None:
+        """The slurm.conf the service and the manager use: the one named in ``service.slurm_conf``,
+        else the local cluster's if `cluster up` made one, else None (Slurm's own lookup:
+        ``SLURM_CONF``, then its compiled-in path)."""
+        if self.service.slurm_conf is not None:
+            return self.service.slurm_conf
+        return self.cluster.slurm_conf if self.cluster.slurm_conf.exists() else None
 
 
 # -- the file's typed model (defaults = conf/elastic.yaml) ---------------------------------------
@@ -131,6 +143,7 @@ class ServiceSection(_Section):
     policy: str = "dmr"
     expand_timeout_s: float = 10.0
     expand_strategy: ExpandStrategy = "auto"
+    slurm_conf: str = ""
 
 
 class ConfigFile(_Section):
@@ -204,9 +217,14 @@ def _explain(exc: msgspec.ValidationError, raw: dict[str, Any]) -> str:
     return f"{'.'.join(keys)} must be {want}, got {value!r}"
 
 
+SITE_CONFIG = Path("/etc/elastic-slurm/elastic.yaml")
+
+
 def config_path() -> Path:
     env = os.environ.get("ELASTIC_SLURM_CONF")
-    return Path(env) if env else DEFAULT_CONFIG
+    if env:
+        return Path(env)
+    return SITE_CONFIG if SITE_CONFIG.exists() else DEFAULT_CONFIG
 
 
 def load_config(path: Path | None = None) -> Config:
@@ -248,5 +266,6 @@ def load_config(path: Path | None = None) -> Config:
         policy=svc.policy,
         expand_timeout_s=float(svc.expand_timeout_s),
         expand_strategy=svc.expand_strategy,
+        slurm_conf=Path(svc.slurm_conf) if svc.slurm_conf else None,
     )
     return Config(cluster=cluster, service=service, source=path)

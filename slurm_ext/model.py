@@ -116,6 +116,7 @@ class Node:
     name: str
     state: NodeState
     cpus: int = 1
+    partitions: tuple[str, ...] = ()  # every partition the node is in (empty: not known, the simulator)
 
 
 @fast_init

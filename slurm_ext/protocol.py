@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import select
 import shutil
 import socket
 import subprocess
@@ -323,6 +324,15 @@ class Connection:
 
     def settimeout(self, timeout: float | None) -> None:
         self.sock.settimeout(timeout)
+
+    def closed_by_peer(self) -> bool:
+        """Whether the other side has closed this idle connection (the service closes idle ones):
+        a look that neither waits nor consumes anything."""
+        try:
+            readable, _, _ = select.select([self.sock], [], [], 0)
+            return bool(readable) and self.sock.recv(1, socket.MSG_PEEK) == b""
+        except (OSError, ValueError):
+            return True
 
     def close(self) -> None:
         try:

@@ -60,10 +60,14 @@ def manager_cmd(
         params = EJBParams(min_procs=2, o_max=o_max, migration=migration, delta=PAPER_DELTA)
     except (ConfigError, ValueError) as exc:
         raise fail(str(exc)) from None
-    conf = cfg.cluster.slurm_conf
+    from slurm_ext.slurm.doctor import rights_at_start
+
+    if (missing := rights_at_start(cfg.slurm_conf)) is not None:
+        typer.echo(f"error: {missing.detail}; to change: {missing.fix}", err=True)
+        raise typer.Exit(1)
     try:
         where = state_dir or cfg.cluster.state_dir / "ejb"
-        daemon = Daemon(where, params, host, port, service_port, interval, conf if conf.exists() else None)
+        daemon = Daemon(where, params, host, port, service_port, interval, cfg.slurm_conf)
     except OSError as exc:
         typer.echo(f"error: cannot listen on {host}:{port}/{service_port}: {exc}", err=True)
         raise typer.Exit(1) from None

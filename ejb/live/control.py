@@ -67,6 +67,9 @@ class _Handler(socketserver.StreamRequestHandler):
         if isinstance(found, dict):
             self._reply(found)
             return
+        failure = hello.get("failed")
+        if isinstance(failure, dict):  # seen while this manager was away (or lost as it died)
+            manager.pilot_failed(found, int(failure.get("code", 1)), str(failure.get("why", "")))
         try:
             for line in self.rfile:
                 try:
@@ -75,6 +78,8 @@ class _Handler(socketserver.StreamRequestHandler):
                     continue
                 if msg.get("op") == "ended":
                     manager.pilot_ended(found, int(msg.get("code", 0)))
+                elif msg.get("op") == "failed":
+                    manager.pilot_failed(found, int(msg.get("code", 1)), str(msg.get("why", "")))
         except OSError:
             pass
         finally:

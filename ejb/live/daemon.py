@@ -38,7 +38,7 @@ class Daemon:
         backend = SlurmCluster(slurm_conf=slurm_conf)
         self.manager = Manager(backend, state_dir, params, "", "", interval)
         self.control = ControlServer(self.manager, host, port)
-        self.service = Server(self.manager, host, service_port)  # type: ignore[arg-type]
+        self.service = Server(self.manager, host, service_port)
         self.manager.pilot_address = f"{seen_as}:{self.control.server_address[1]}"
         self.manager.service_address = f"{seen_as}:{self.service.address[1]}"
         self.interval = interval

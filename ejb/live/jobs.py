@@ -16,9 +16,11 @@ from slurm_ext.model import Job
 LONG = {"-N": "nodes", "-n": "ntasks", "-c": "cpus-per-task", "-t": "time", "-p": "partition",
         "-J": "job-name", "-o": "output", "-e": "error", "-A": "account", "-q": "qos", "-D": "chdir",
         "-d": "dependency", "-H": "hold", "-W": "wait"}  # fmt: skip
-# options a subjob gets from EJB instead of the user (its shape, name, output; no blocking or holding)
+# options a subjob gets from EJB instead of the user (its shape, name, output; no blocking or holding),
+# and the user's that are J0's alone: one array, one dependency, one begin time, one mail per job
 SET_BY_EJB = {"nodes", "ntasks", "ntasks-per-node", "time", "job-name", "output", "open-mode",
-              "parsable", "wait", "hold", "test-only", "export", "wrap"}  # fmt: skip
+              "parsable", "wait", "hold", "test-only", "export", "wrap",
+              "array", "dependency", "begin", "mail-type", "mail-user", "requeue", "no-requeue"}  # fmt: skip
 
 
 def long_name(name: str) -> str:
@@ -77,8 +79,10 @@ def subjob_argv(
 ) -> list[str]:
     """A subjob: the user's options and script, EJB's shape, ``J0``'s output, a pilot."""
     minutes = max(1, math.ceil(limit / 60)) if math.isfinite(limit) else None
+    # --mail-type=NONE and --no-requeue also override what #SBATCH lines of the script ask for
     args = ["sbatch", "--parsable", *words(options, SET_BY_EJB), "-N", str(nodes), f"--ntasks={nodes}",
-            "--ntasks-per-node=1", f"--job-name={name}", "--open-mode=append"]  # fmt: skip
+            "--ntasks-per-node=1", f"--job-name={name}", "--open-mode=append", "--mail-type=NONE",
+            "--no-requeue"]  # fmt: skip
     if minutes is not None:
         args.append(f"--time={minutes}")
     if output:

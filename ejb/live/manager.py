@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from dmr.agent import Agent, advertised_host, serve
+from dmr.agent import Agent, serve
 from dmr.launch import SUBJOB_NAME, LaunchSpec, subjob_name
 from ejb.actions import Action, CancelSubjob, Migrate, SubmitSubjob
 from ejb.live import jobs
@@ -172,7 +172,7 @@ class Manager:
                 ppn=max(1, int(req.get("ppn", 1))),
                 o_max=int(req.get("o_max") or self.params.o_max),
                 migration_cost=float(req.get("migration") or self.params.migration),
-                nodes=job.node_count, limit=float(job.time_limit or 3600.0),
+                nodes=job.node_count, limit=float(job.time_limit or 3600.0), partition=job.partition,
                 output=jobs.output_of(self.backend.stdout_of(eid) or job.stdout, job),
                 submitted=time.time(),
             )  # fmt: skip
@@ -260,6 +260,20 @@ class Manager:
                 self._end(app, "done" if code == 0 else "failed", f"application ended (exit code {code})")
             self._save()
 
+    def pilot_failed(self, key: tuple[int, int], code: int, why: str) -> None:
+        """A group of the application failed (a rank died): its peers wait on it in MPI, in this
+        subjob and in the others; the application ends everywhere, with that group's code."""
+        eid, k = key
+        with self.lock:
+            app = self.apps.get(eid)
+            if app is None or app.phase != "running":
+                return
+            sub = app.subjobs[k]
+            if sub.cancelled or sub.leaving or not sub.members:
+                return  # ranks killed on purpose, or ranks that were leaving anyway
+            app.exit_code = app.exit_code or code
+            self._end(app, "failed", f"{why} (subjob {k}): the application cannot go on")
+
     def _order(self, app: AppRecord, key: int, order: dict[str, Any]) -> bool:
         link = self.pilots.get((app.eid, key))
         return link is not None and link.send(order)
@@ -310,7 +324,7 @@ class Manager:
             )
         if not busy:
             return  # nothing of EJB's in the queue: no need to ask Slurm
-        snap, slots = self.probe.run()
+        snap = self.probe.run()
         with self.lock:
             now = time.time()
             changed = False
@@ -318,7 +332,7 @@ class Manager:
                 if app.phase in ("waiting", "running"):
                     changed |= self._follow(app, snap, now)
             changed |= self._sweep(snap, now)
-            changed |= self._offer_slots(slots, now)
+            changed |= self._offer_slots(now)
             for app in self.apps.values():
                 if app.phase in ("waiting", "running"):
                     self._send_due(app)
@@ -335,7 +349,7 @@ class Manager:
                 continue
             job = snap.job(sub.job_id)
             if sub.cancelled and sub.state == "pending" and job is not None and job.state is JobState.RUNNING:
-                self.backend.cancel_quietly(sub.job_id)  # started while its cancellation was on its way
+                self._cancel(app, sub)  # started while its cancellation was on its way
                 continue
             if sub.state == "pending" and job is not None and job.state is JobState.RUNNING:
                 sub.state, sub.hosts = "running", list(job.nodes)
@@ -381,7 +395,7 @@ class Manager:
                 or sub.job_id != job.job_id
                 or (app.ended is not None and now - app.ended > END_GRACE)
             ):
-                self.backend.cancel_quietly(job.job_id)
+                self.backend.cancel_quietly(job.job_id, job.name)
                 app.log(now, f"cancelled job {job.job_id}: named as a subjob EJB does not have")
                 changed = True
         for app in self.apps.values():  # written ahead, never submitted: nothing to adopt
@@ -411,7 +425,8 @@ class Manager:
             app.launch_key = J0_KEY
             app.log(now, "J0 started: restart the application on J0 (earliest completion)")
 
-    def _offer_slots(self, slots: Slots, now: float) -> bool:
+    def _offer_slots(self, now: float) -> bool:
+        """The slots of each application's partition(s), to EJB-sched in its service order."""
         wanting = [
             e
             for e, a in self.apps.items()
@@ -420,12 +435,16 @@ class Manager:
             and self._j0_planned(a, now)
             and not self._j0_starting(a)
         ]
-        if not wanting or slots.empty:
-            return False
+        found: dict[str, Slots] = {}
         for eid in self.ejb.service_order(wanting):
             app = self.apps[eid]
             if app.migration is not None:
                 continue  # one move at a time
+            if app.partition not in found:
+                found[app.partition] = self.probe.slots(app.partition)
+            slots = found[app.partition]
+            if slots.empty:
+                continue
             actions = self.ejb.slots_available(eid, slots)
             if actions:
                 self._execute(app, actions, now)
@@ -477,7 +496,7 @@ class Manager:
     def _submit(self, app: AppRecord, act: SubmitSubjob, now: float) -> None:
         limit = act.limit if math.isfinite(act.limit) else app.limit * app.o_max
         try:
-            if not self.probe.starts_now(act.procs, limit):
+            if not self.probe.starts_now(act.procs, limit, app.partition):
                 app.log(now, f"slot for subjob {act.key} ({act.procs} nodes) refused by sbatch --test-only")
                 return  # EJB-sched withdraws the unsubmitted subjob at its next offer
         except Exception as exc:
@@ -542,10 +561,18 @@ class Manager:
             return True
         sub.cancelled = True
         self._order(app, act.key, {"do": "exit"})
-        self.backend.cancel_quietly(sub.job_id)
+        self._cancel(app, sub)
         app.log(now, f"cancelled subjob {act.key} (job {sub.job_id}): {act.reason}")
         log.info("job %s: cancelled subjob %s (job %s): %s", app.eid, act.key, sub.job_id, act.reason)
         return False
+
+    def _cancel(self, app: AppRecord, sub: SubjobRecord) -> None:
+        """A subjob by its id and name (an id Slurm gave again after losing state is not ours), J0
+        by its id."""
+        if sub.job_id is None:
+            return  # never submitted
+        name = None if sub.key == J0_KEY else subjob_name(app.eid, sub.key)
+        self.backend.cancel_quietly(sub.job_id, name)
 
     def _end(self, app: AppRecord, phase: str, why: str) -> list[int]:
         """The application is over (or cancelled): everything EJB still has goes."""
@@ -561,7 +588,7 @@ class Manager:
             told = self._order(app, sub.key, {"do": "exit"})  # a running pilot ends its job by itself
             alive = sub.job_id is not None and sub.state != "gone"
             if alive and (sub.state == "pending" or phase == "cancelled" or not told):
-                self.backend.cancel_quietly(sub.job_id)  # type: ignore[arg-type]
+                self._cancel(app, sub)
                 cancelled.append(sub.job_id)
         self._drop_agent(app.eid)
         self._save()
@@ -779,7 +806,3 @@ def _me() -> str:
     import pwd
 
     return pwd.getpwuid(os.getuid()).pw_name
-
-
-def default_host() -> str:
-    return advertised_host()

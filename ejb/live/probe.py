@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 
 from ejb.slots import Slot, SlotKind, Slots, slots_from_snapshot
 from slurm_ext.model import Snapshot
+from slurm_ext.partitions import partition_view
 from slurm_ext.service.watcher import SnapshotCache
 from slurm_ext.slurm.adapter import SlurmCluster
 
@@ -93,16 +94,22 @@ class Probe:
         self.snap: Snapshot | None = None
         self.seconds: list[float] = []  # the last probes' durations: Slurm's reads and the slots
 
-    def run(self) -> tuple[Snapshot, Slots]:
-        """A fresh snapshot and its slots."""
+    def run(self) -> Snapshot:
+        """A fresh snapshot and backfill plan, for :meth:`slots` and :meth:`starts_now`."""
         t0 = time.perf_counter()
         snap = self.snap = self.cache.fresh()
         self.plan = self.backend.planned_starts()
-        slots = slots_from_plan(snap.time, snap.idle_nodes, self.plan) or slots_from_snapshot(snap)
         self.seconds = [*self.seconds[-999:], time.perf_counter() - t0]
-        return snap, slots
+        return snap
 
-    def starts_now(self, nodes: int, limit: float) -> bool:
+    def slots(self, partition: str = "") -> Slots:
+        """The slots a job of ``partition`` (Slurm's comma list; "" the whole cluster) can use now:
+        its partitions' idle nodes, with Slurm's plan for them."""
+        assert self.snap is not None, "run() first"
+        view = partition_view(self.snap, partition)
+        return slots_from_plan(view.time, view.idle_nodes, self.plan) or slots_from_snapshot(view)
+
+    def starts_now(self, nodes: int, limit: float, partition: str = "") -> bool:
         """``sbatch --test-only`` agrees that a job of this shape starts now (see the module's notes).
 
         Slurm's answer names the nodes its main scheduler would pick, often idle nodes planned
@@ -110,11 +117,15 @@ class Probe:
         are excluded from the question, as backfill leaves them alone.
         """
         now = time.time()
-        idle = list(self.snap.idle_nodes) if self.snap is not None else []
+        view = partition_view(self.snap, partition) if self.snap is not None else None
+        idle = list(view.idle_nodes) if view is not None else []
         avoid = planned_before(self.plan, now + limit)
         if len(set(idle) - set(avoid)) < nodes:
             return False  # the idle nodes nobody waits for are too few
-        start, where = self.backend.test_only(nodes, limit, exclude=avoid)
+        planned = planned_before(self.plan, math.inf)
+        if len(set(idle) - set(planned)) >= nodes:
+            avoid = planned  # enough nodes free for good: Slurm must not name one planned later either
+        start, where = self.backend.test_only(nodes, limit, exclude=avoid, partition=partition)
         return backfill_agrees(now, idle, self.plan, start, where, limit)
 
     def summary(self) -> dict[str, float | int]:

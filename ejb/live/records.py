@@ -59,6 +59,7 @@ class AppRecord:
     o_max: int = 4  # most ranks per CPU (ejb-submit --ejb-o-max, else the manager's)
     migration_cost: float = 10.0  # seconds a migration costs, for EJB-sched (--ejb-migration)
     nodes: int = 0  # P: J0's node count (from Slurm)
+    partition: str = ""  # J0's partition(s), Slurm's comma list: its subjobs' slots are found there
     limit: float = 0.0  # R: J0's time limit, seconds (from Slurm)
     output: str = ""  # J0's output file: every subjob appends to it
     submitted: float = 0.0

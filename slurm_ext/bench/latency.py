@@ -16,7 +16,9 @@ strategy, free port), submits one 2-node job that runs this module as a worker u
 - ``shrink_app``: as the application sees it, ``check_status`` -> computing again on fewer ranks
   (includes the decision's snapshot of the cluster and the redistribution)
 
-The worker, launched on 2 nodes, times the no-action round trips, then repeats the cycle
+The worker is this module's :func:`worker` (mpi4py, ``--app python``) or its C twin
+``latency_worker.c`` on libdmr (``--app c``, compiled for the run with ``dmr-config``'s flags).
+Launched on 2 nodes, it times the no-action round trips, then repeats the cycle
 2 -> 1 -> 2 -> 4 -> 2 nodes (each a ``check_status(n, n)``), carrying ``state_mb`` of
 block-distributed state that it checks at the end. After each shrink it computes one step of
 ``settle`` seconds at the smaller size, as a real step loop does: Slurm refuses, to the
@@ -40,6 +42,7 @@ import typer
 LAUNCH_NODES = 2
 CYCLE = (1, 2, 4, 2)  # nodes asked for at successive steps, starting from the launch size
 STRATEGIES = ("merge", "expander")
+APPS = ("python", "c")
 PAPER = {"no_action": 0.0094, "expand": None, "expand_total": 0.423, "shrink": 0.425}
 # targets (p50, idle machine) from the issue; expand_total's depends on the strategy
 TARGET = {
@@ -100,6 +103,7 @@ def run(
     state_mb: float = 64,
     settle: float = 2.0,
     timeout: float = 1500,
+    app: str = "python",
 ) -> dict[str, Any]:
     """Run the benchmark on the local cluster; returns ``{"operations": {...}, ...}``."""
     from slurm_ext.config import load_config
@@ -109,6 +113,8 @@ def run(
 
     if strategy not in STRATEGIES:
         raise BenchError(f"--strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    if app not in APPS:
+        raise BenchError(f"--app must be one of {', '.join(APPS)}, got {app!r}")
     cfg = load_config()
     backend = SlurmCluster(slurm_conf=cfg.cluster.slurm_conf)
     try:
@@ -127,14 +133,12 @@ def run(
     try:
         with tempfile.TemporaryDirectory(prefix="dmr-bench-") as tmp:
             out = Path(tmp) / "worker.out"
-            args = (
-                f"--worker --cycles {cycles} --no-action {no_action} --state-mb {state_mb} --settle {settle}"
-            )
             script = Path(tmp) / "job.sh"
+            command = worker_command(app, Path(tmp), cycles, no_action, state_mb, settle)
             script.write_text(
                 "#!/bin/bash\n"
                 f"export DMR_SERVICE={server.address[0]}:{server.address[1]}\n"
-                f"{sys.executable} -m dmr --ppn 1 -- {sys.executable} {Path(__file__).resolve()} {args}\n"
+                f"{sys.executable} -m dmr --ppn 1 -- {command}\n"
             )
             res = backend.cmd.run(
                 ["sbatch", "--parsable", "-N", str(LAUNCH_NODES), "--ntasks-per-node=1",
@@ -171,6 +175,7 @@ def run(
     }
     return {
         "strategy": strategy,
+        "app": app,
         "operations": ops,
         **ops,
         "state_mb": state_mb,
@@ -182,6 +187,20 @@ def run(
         "paper_avg": PAPER,
         "target_p50": TARGET[strategy],
     }
+
+
+def worker_command(app: str, tmp: Path, cycles: int, no_action: int, state_mb: float, settle: float) -> str:
+    """The worker's command line in the job: this module under Python, or the C worker built now."""
+    if app == "c":
+        from dmr.toolchain import ToolchainError, compile_program
+
+        try:
+            prog = compile_program(Path(__file__).with_name("latency_worker.c"), tmp / "latency_worker")
+        except ToolchainError as exc:
+            raise BenchError(f"cannot build the C worker: {exc}") from None
+        return f"{prog} {cycles} {no_action} {state_mb} {settle}"
+    args = f"--worker --cycles {cycles} --no-action {no_action} --state-mb {state_mb} --settle {settle}"
+    return f"{sys.executable} {Path(__file__).resolve()} {args}"
 
 
 # -- worker (inside the job) ------------------------------------------------------------------
@@ -241,13 +260,16 @@ def latency_cmd(
     no_action: Annotated[int, typer.Option(help="No-action round trips to time")] = 200,
     state_mb: Annotated[float, typer.Option(help="MiB of block-distributed state carried along")] = 64,
     settle: Annotated[float, typer.Option(help="Seconds of compute after each shrink")] = 2.0,
+    app: Annotated[
+        str, typer.Option(help="The worker: python (mpi4py, dmr) or c (libdmr, dmr.h; needs a C compiler)")
+    ] = "python",
 ) -> None:
     """Time no-action, expand and shrink on the local cluster, beside paper 002's Table 2."""
     if cycles < 1 or no_action < 1 or state_mb < 0 or settle < 0:
         typer.secho("error: --cycles and --no-action must be >= 1, --state-mb and --settle >= 0", err=True)
         raise typer.Exit(2)
     try:
-        result = run(strategy, cycles, no_action, state_mb, settle)
+        result = run(strategy, cycles, no_action, state_mb, settle, app=app)
     except BenchError as exc:
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(1) from None
@@ -255,7 +277,8 @@ def latency_cmd(
         typer.echo(json.dumps(result))
         return
     typer.echo(
-        f"strategy {strategy}, launched on {LAUNCH_NODES} nodes, cycles of {CYCLE} nodes, 1 rank per node"
+        f"strategy {strategy}, {app} worker, launched on {LAUNCH_NODES} nodes, cycles of {CYCLE} nodes, "
+        "1 rank per node"
     )
     typer.echo(table(result))
     typer.echo(

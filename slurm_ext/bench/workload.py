@@ -135,6 +135,7 @@ def _time(text: str) -> float | None:
 
 def run_mode(mode: str, policy: str, specs: list[JobSpec], workdir: Path, nodes: int) -> dict[str, Any]:
     """Submit the workload (``mode`` rigid or malleable) and wait for it; the measures."""
+    from dmr_apps import script as app_script
     from slurm_ext.config import load_config
     from slurm_ext.policies import make_policy
     from slurm_ext.service import Controller, Server, ServiceOptions
@@ -160,16 +161,16 @@ def run_mode(mode: str, policy: str, specs: list[JobSpec], workdir: Path, nodes:
     try:
         for spec in specs:
             time.sleep(max(0.0, t0 + spec.arrival - time.monotonic()))
-            script = out_dir / f"{spec.name}.sh"
-            script.write_text(f"#!/bin/bash\n{sys.executable} -m dmr --ppn 1 -- {sys.executable} "
-                              f"{script(spec.app)} {spec.args}\n")  # fmt: skip
+            job_script = out_dir / f"{spec.name}.sh"
+            job_script.write_text(f"#!/bin/bash\n{sys.executable} -m dmr --ppn 1 -- {sys.executable} "
+                                  f"{app_script(spec.app)} {spec.args}\n")  # fmt: skip
             argv = ["sbatch", "--parsable", "-N", str(spec.size), "-t", "20", "-J", spec.name,
                     "-o", str(out_dir / f"{spec.name}-%j.out")]  # fmt: skip
             if mode == "malleable":
                 pref = "" if spec.preferred is None else f",preferred={spec.preferred}"
                 top = spec.max_size or spec.size
                 argv += ["--comment", f"dmr:min={spec.min_size},max={top},factor=2{pref}"]
-            ids[int(_sh([*argv, str(script)], env).split(";")[0])] = spec
+            ids[int(_sh([*argv, str(job_script)], env).split(";")[0])] = spec
         deadline = time.monotonic() + 3600
         while time.monotonic() < deadline:
             left = [ln for ln in _sh(["squeue", "-h", "-o", "%i"], env).split() if int(ln) in ids]

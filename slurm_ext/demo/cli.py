@@ -27,24 +27,32 @@ def demo_cmd(
         "127.0.0.1", help="Address at which the nodes reach the control service this command starts"
     ),
     workdir: Path | None = typer.Option(  # noqa: B008
-        None, help="Directory for FS's job script and output, shared with the nodes [default: a temp dir]"
+        None,
+        help="Directory for the app's job script and output, shared with the nodes [default: a temp dir]",
+    ),
+    app: str = typer.Option(
+        "python", help="The malleable app: python (Flexible Sleep, mpi4py), c or fortran (Jacobi on libdmr)"
     ),
 ) -> None:
     """Show elasticity on the local cluster, narrated.
 
     Part 1: a running job shrunk and expanded through the Slurm adapter.
-    Part 2: the malleable Flexible Sleep app under the DMR control service: it grows on the idle
-    cluster, shrinks so a queued rigid job can start, and finishes with its state intact.
+    Part 2: a malleable app under the DMR control service (Flexible Sleep, or Jacobi in C or
+    Fortran): it grows on the idle cluster, shrinks so a queued rigid job can start, and finishes
+    with its state intact.
     """
-    from slurm_ext.demo.malleable import malleable_demo
+    from slurm_ext.demo.malleable import APPS, malleable_demo
     from slurm_ext.demo.resize import resize_demo, wait_until
     from slurm_ext.service.controller import STRATEGIES
 
     if expand_strategy not in STRATEGIES:
         typer.secho(f"error: --expand-strategy must be one of {', '.join(STRATEGIES)}", err=True)
         raise typer.Exit(2)
+    if app not in APPS:
+        typer.secho(f"error: --app must be one of {', '.join(APPS)}", err=True)
+        raise typer.Exit(2)
     if docker:
-        _in_login_container(resize_only, expand_strategy)
+        _in_login_container(resize_only, expand_strategy, app)
         return
 
     conf = load_config().cluster.slurm_conf
@@ -69,8 +77,9 @@ def demo_cmd(
                 strategy=expand_strategy,
                 host=service_host,
                 workdir=workdir,
+                app=app,
             )
-            if not result["checksum_ok"]:
+            if not result["ok"]:
                 raise typer.Exit(1)
     except (SlurmError, RuntimeError, TimeoutError) as exc:
         typer.secho(
@@ -79,7 +88,7 @@ def demo_cmd(
         raise typer.Exit(1) from exc
 
 
-def _in_login_container(resize_only: bool, expand_strategy: str) -> None:
+def _in_login_container(resize_only: bool, expand_strategy: str, app: str) -> None:
     """``slurm-ext demo`` inside the login container: the repository is mounted there, the nodes reach
     the service at the container's host name, and FS's files go to the volume every node mounts."""
     from slurm_ext.containers.cluster import DockerCluster
@@ -89,7 +98,7 @@ def _in_login_container(resize_only: bool, expand_strategy: str) -> None:
     if cluster.running_release() is None:
         typer.secho("error: the dockerized cluster is not up (`slurm-ext cluster up --docker`)", err=True)
         raise typer.Exit(2)
-    args = ["python3", "-m", "slurm_ext", "demo", "--expand-strategy", expand_strategy]
+    args = ["python3", "-m", "slurm_ext", "demo", "--expand-strategy", expand_strategy, "--app", app]
     args += ["--service-host", "login", "--workdir", SHARED] + (["--resize-only"] if resize_only else [])
     # working directory: the shared volume (the jobs' too: a resize may write files there)
     cmd = ["docker", "exec", "-i", "-w", SHARED, cluster.container("login"), *args]

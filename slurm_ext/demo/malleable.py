@@ -1,20 +1,23 @@
-"""The main demo: a malleable mpi4py app (Flexible Sleep) driven by the DMR control service.
+"""The main demo: a malleable MPI app driven by the DMR control service: Flexible Sleep (mpi4py), or
+Jacobi in C or Fortran (libdmr, built for the run).
 
 1. FS starts on 1 node of an idle cluster and grows to its maximum (wide optimization: free nodes,
    nobody waiting);  2. the rest of the cluster is filled and a rigid job is queued that cannot
    start;  3. FS shrinks at its next step, the rigid job gets top priority and the freed nodes;
-4. FS finishes with its state intact (checksum). Every resize is a real Slurm resize.
+4. FS finishes with its state intact (checksum), Jacobi with the grid one rank computes alone.
+Every resize is a real Slurm resize.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from dmr_apps import script
+from dmr_apps import build, script
 from slurm_ext.backend import EXPANDER_PREFIX, RESIZER_PREFIX, JobRequest
 from slurm_ext.demo.resize import wait_until
 from slurm_ext.policies.dmr import DMRPolicy
@@ -23,7 +26,30 @@ from slurm_ext.service.controller import fold_expanders
 from slurm_ext.slurm import SlurmCluster
 
 FS_APP = script("fs")
+APPS = ("python", "c", "fortran")
 Say = Callable[[str], None]
+
+
+def app_command(app: str, work: Path, max_ranks: int, state_mb: int, say: Say) -> tuple[str, str]:
+    """(what the job runs under dmr-run, its result line's prefix): FS, or Jacobi built now."""
+    if app == "python":
+        args = f"--steps 30 --step-seconds 8 --state-mb {state_mb} --max {max_ranks}"
+        return f"{sys.executable} {FS_APP} {args}", "FS_RESULT "
+    from dmr.toolchain import build_library, library
+
+    if not library().exists():  # a source checkout pip did not build (the dockerized cluster's)
+        say("libdmr is not built here: building it for this Python")
+        os.environ["DMR_LIBDIR"] = str(build_library(work / "lib").parent)
+    prog = build("jacobi", app, work)
+    say(f"built Jacobi in {app}: {prog}")
+    return f"{prog} --n 256 --steps 30 --sweeps 20 --max {max_ranks} --model-seconds 8", "JACOBI_RESULT "
+
+
+def verdict(result: dict) -> str:
+    """FS checks its state's checksum, Jacobi its grid against one rank's."""
+    if "checksum_ok" in result:
+        return f"state checksum {'intact' if result['checksum_ok'] else 'CORRUPTED'}"
+    return f"grid {'equal to' if result['ok'] else 'DIFFERENT from'} one rank's"
 
 
 def _size(slurm: SlurmCluster, job_id: int) -> tuple[str, int, str]:
@@ -41,38 +67,44 @@ def malleable_demo(
     strategy: str = "auto",
     host: str = "127.0.0.1",
     workdir: Path | None = None,
+    app: str = "python",
 ) -> dict:
-    """Run the scenario above, narrating it; returns FS's own result (sizes, checksum).
+    """Run the scenario above, narrating it; returns the app's own result (sizes, its check: ``ok``)
+    and ``job_id``.
 
-    FS runs under ``dmr-run`` with ``ppn`` ranks per node; ``strategy``: how the service grows it.
+    The app (``app``: python for FS, c or fortran for Jacobi) runs under ``dmr-run`` with ``ppn``
+    ranks per node; ``strategy``: how the service grows it.
     ``host``: the address the nodes reach the service at; ``workdir``: where the job script and its
     output go (a directory the nodes share, when they are other machines or containers).
     """
     if slurm.snapshot().free < max_nodes + 2:
         raise RuntimeError(f"the demo needs {max_nodes + 2} idle nodes")
-    options = ServiceOptions(expand_timeout=5, snapshot_interval=0.5, expand_strategy=strategy)
+    work = Path(tempfile.mkdtemp(prefix="dmr-demo-", dir=workdir))
+    options = ServiceOptions(expand_timeout=5, snapshot_interval=0.5, expand_strategy=strategy,
+                             events_path=work / "events.jsonl")  # fmt: skip
     ctl = Controller(slurm, DMRPolicy(), options)
     server = Server(ctl, host=host, port=0)
     server.start()
     host, port = server.address
     say(f"control service listening on {host}:{port} (policy dmr, expand strategy {ctl.strategy})")
-    work = Path(tempfile.mkdtemp(prefix="dmr-demo-", dir=workdir))
-    script = work / "fs.sh"
+    say(f"the app's script, its output and the service's events go to {work}")
+    command, prefix = app_command(app, work, max_nodes * ppn, state_mb, say)
+    script = work / "app.sh"
     script.write_text(
-        "#!/bin/bash\n"
-        f"export DMR_SERVICE={host}:{port}\n"
-        f"{sys.executable} -m dmr --ppn {ppn} -- {sys.executable} {FS_APP} --steps 30 --step-seconds 8 "
-        f"--state-mb {state_mb} --max {max_nodes * ppn}\n"
+        f"#!/bin/bash\nexport DMR_SERVICE={host}:{port}\n{sys.executable} -m dmr --ppn {ppn} -- {command}\n"
     )
-    out = work / "fs.out"
+    out = work / "app.out"
+    name = "FS" if app == "python" else f"Jacobi ({app})"
     submitted: list[int] = []
     try:
-        fs = slurm.submit(JobRequest(nodes=1, name="fs", time_limit=600, script=str(script),
+        fs = slurm.submit(JobRequest(nodes=1, name="fs" if app == "python" else f"jacobi-{app}",
+                                     time_limit=600, script=str(script),
                                      extra_args=("-o", str(out), f"--ntasks-per-node={ppn}")))  # fmt: skip
         submitted.append(fs)
+        state = f", {state_mb} MiB of state" if app == "python" else ""
         say(
-            f"submitted FS (job {fs}) on 1 node, {ppn} ranks per node, malleable between 1 and "
-            f"{max_nodes} nodes, {state_mb} MiB of state"
+            f"submitted {name} (job {fs}) on 1 node, {ppn} ranks per node, malleable between 1 and "
+            f"{max_nodes} nodes{state}"
         )
         seen = (None, 0, "")
 
@@ -81,13 +113,13 @@ def malleable_demo(
             now = _size(slurm, fs)
             if now[:2] != seen[:2]:
                 say(
-                    f"  FS job {fs}: "
+                    f"  {name} job {fs}: "
                     + ("finished" if now[0] == "GONE" else f"{now[0]} on {now[1]} node(s) {now[2]}")
                 )
             seen = now
             return now
 
-        wait_until(lambda: report()[1] == max_nodes, 90, f"FS to grow to {max_nodes} nodes")
+        wait_until(lambda: report()[1] == max_nodes, 90, f"{name} to grow to {max_nodes} nodes")
         filler = slurm.submit(JobRequest(nodes=slurm.snapshot().free, name="filler", time_limit=600,
                                          command="sleep 600", extra_args=("-o", "/dev/null")))  # fmt: skip
         submitted.append(filler)
@@ -98,19 +130,20 @@ def malleable_demo(
         say(
             f"cluster full; queued rigid job {rigid} needing {max_nodes // 2} nodes: {_size(slurm, rigid)[0]}"
         )
-        wait_until(lambda: report() and _size(slurm, rigid)[0] == "RUNNING", 90, "the rigid job to start")
+        # Slurm 22.05 may stall scheduling 20-40 s after a resize (docs/admin/slurm.md), a loaded host more
+        wait_until(lambda: report() and _size(slurm, rigid)[0] == "RUNNING", 180, "the rigid job to start")
         fs_state = report()
-        say(f"  rigid job {rigid}: RUNNING on {_size(slurm, rigid)[2]}; FS now on {fs_state[1]} node(s)")
+        say(f"  rigid job {rigid}: RUNNING on {_size(slurm, rigid)[2]}; {name} now on {fs_state[1]} node(s)")
         slurm.cancel(filler)
-        wait_until(lambda: report()[0] == "GONE", 300, "FS to finish")
-        line = next((ln for ln in out.read_text().splitlines() if ln.startswith("FS_RESULT ")), None)
+        wait_until(lambda: report()[0] == "GONE", 300, f"{name} to finish")
+        text = out.read_text(errors="replace")  # a rank killed mid-write may leave a stray byte
+        line = next((ln for ln in text.splitlines() if ln.startswith(prefix)), None)
         if line is None:
-            raise RuntimeError(f"FS printed no result; see {out}")
-        result = json.loads(line.removeprefix("FS_RESULT "))
-        say(f"FS finished: {len(result['resizes'])} resizes "
-            f"({', '.join(f'{r[1]} {r[2]}->{r[3]}' for r in result['resizes'])}), "
-            f"state checksum {'intact' if result['checksum_ok'] else 'CORRUPTED'}")  # fmt: skip
-        return result
+            raise RuntimeError(f"{name} printed no result; see {out}")
+        result = json.loads(line.removeprefix(prefix))
+        resizes = ", ".join(f"{r[1]} {r[2]}->{r[3]}" for r in result["resizes"])
+        say(f"{name} finished: {len(result['resizes'])} resizes ({resizes}), {verdict(result)}")
+        return {**result, "ok": result.get("ok", result.get("checksum_ok")), "job_id": fs}
     finally:
         live = {j.job_id for j in slurm.snapshot().jobs}
         for job_id in submitted:

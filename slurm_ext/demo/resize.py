@@ -32,7 +32,7 @@ def resize_demo(slurm: SlurmCluster, say: Say, start: int = 4, sizes: tuple[int,
     )
     try:
         # 90 s: Slurm 22.05 may hold a job that needs every node for 20-40 s after a pending job
-        # was cancelled (README, "Known Slurm 22.05 behaviour")
+        # was cancelled (docs/admin/slurm.md, known Slurm behaviour)
         wait_until(lambda: slurm.job(job_id).is_running, 90, f"job {job_id} to start")
         job = slurm.job(job_id)
         say(f"job {job_id} running on {job.node_count} nodes: {','.join(job.nodes)}")

@@ -149,12 +149,8 @@ class LocalCluster:
                 )
             # Running jobs may hold nodes: wait only until every node answers.
             progress(f"cluster already up ({running_nodes} nodes)")
-            wait_for(
-                lambda: sum(s in _SERVING for s in self.node_states()) >= running_nodes,
-                timeout,
-                f"{running_nodes} responding nodes (see {self.dir}/log)",
-                0.3,
-            )
+            self._resume_own_nodes(progress)
+            self._wait_serving(running_nodes, timeout)
             return UpReport(running_nodes, time.monotonic() - start, already_running=True)
         # Partly running (a daemon died under a live cluster): restart only what stopped, keeping jobs.
         # Nothing running (a reboot, a stale registry): a clean start below.
@@ -162,12 +158,8 @@ class LocalCluster:
         if partly and running_nodes == self.cfg.nodes and not self._config_differs():
             restarted = self._restart_missing(registered, progress)
             progress(f"restarted what had stopped: {', '.join(restarted)}")
-            wait_for(
-                lambda: sum(s in _SERVING for s in self.node_states()) >= running_nodes,
-                timeout,
-                f"{running_nodes} responding nodes (see {self.dir}/log)",
-                0.3,
-            )
+            self._resume_own_nodes(progress)
+            self._wait_serving(running_nodes, timeout)
             return UpReport(running_nodes, time.monotonic() - start, already_running=True)
         leftovers = self._with_strays(registered)
         if leftovers:
@@ -434,6 +426,41 @@ class LocalCluster:
         finally:
             self.registry.save(self.cfg.nodes, registered)
         return [d.name for d in missing]
+
+    def _resume_own_nodes(self, progress: Progress) -> list[str]:
+        """Put back in service the nodes Slurm holds out (drained, down: by hand, by a crash, by a
+        slurmd that was away); every node of this cluster is its own. Returns the nodes resumed."""
+        res = subprocess.run(["sinfo", "-h", "-N", "-o", "%N|%T|%E"], env=self.env, capture_output=True,
+                             text=True, check=False)  # fmt: skip
+        resumed = []
+        for line in res.stdout.splitlines() if res.returncode == 0 else []:
+            node, state, reason = (line.split("|", 2) + ["", ""])[:3]
+            base = state.rstrip("*~#!%$@^-")
+            if base not in ("drained", "draining", "down", "fail", "failing"):
+                continue
+            ok = run_quiet(["scontrol", "update", f"NodeName={node}", "State=RESUME"], env=self.env)
+            why = reason or "no reason given"
+            progress(f"{'resumed' if ok else 'could not resume'} {node} (was {base}: {why})")
+            if ok:
+                resumed.append(node)
+        if resumed:  # resumed, a node shows "idle*" until slurmctld has heard from its slurmd again
+            wait_for(lambda: not self._unresponsive(resumed), 30, f"{','.join(resumed)} to respond", 0.2)
+        return resumed
+
+    def _unresponsive(self, nodes: list[str]) -> list[str]:
+        res = subprocess.run(["sinfo", "-h", "-N", "-n", ",".join(nodes), "-o", "%N %T"], env=self.env,
+                             capture_output=True, text=True, check=False)  # fmt: skip
+        if res.returncode != 0:
+            return nodes
+        return [ln.split()[0] for ln in res.stdout.splitlines() if ln.endswith("*")]
+
+    def _wait_serving(self, count: int, timeout: float) -> None:
+        """Wait until ``count`` nodes answer (idle or busy); a timeout names each node's state and why."""
+        try:
+            wait_for(lambda: sum(s in _SERVING for s in self.node_states()) >= count, timeout,
+                     f"{count} responding nodes", 0.3)  # fmt: skip
+        except DaemonError as exc:
+            raise ClusterError(f"{exc}; {self._diagnosis()}") from None
 
     def _wait_idle(self, timeout: float) -> None:
         want = self.cfg.nodes

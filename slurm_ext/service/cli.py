@@ -98,7 +98,12 @@ def serve_cmd(
         plan_interval=plan_interval,
         min_efficiency=min_efficiency,
     )
-    backend = SlurmCluster(slurm_conf=cfg.cluster.slurm_conf if cfg.cluster.slurm_conf.exists() else None)
+    from slurm_ext.slurm.doctor import rights_at_start
+
+    if (missing := rights_at_start(cfg.slurm_conf)) is not None:
+        typer.secho(f"error: {missing.detail}; to change: {missing.fix}", fg="red", err=True)
+        raise typer.Exit(1)
+    backend = SlurmCluster(slurm_conf=cfg.slurm_conf)
     try:
         controller = Controller(backend, pol, options)
         server = Server(controller, host or svc.host, port or svc.port)

@@ -27,10 +27,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from slurm_ext import protocol as p
-from slurm_ext.backend import EXPANDER_PREFIX, RESIZER_PREFIX, ClusterBackend, served_job
-from slurm_ext.decisions import Expand, RaisePriority, Shrink, StartJob
+from slurm_ext.backend import EXPANDER_PREFIX, RESIZER_PREFIX, ClusterBackend, expander_name, served_job
+from slurm_ext.decisions import Decision, Expand, RaisePriority, Shrink, StartJob
 from slurm_ext.errors import SlurmUnavailable
 from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState, Snapshot
+from slurm_ext.partitions import partition_names, partition_view
 from slurm_ext.policies.base import Policy
 from slurm_ext.service import journal as jr
 from slurm_ext.service.auth import Peer, may_act
@@ -47,7 +48,7 @@ log = logging.getLogger("slurm_ext.service")
 class ServiceOptions:
     expand_timeout: float = 10.0  # deadline for the resizer job to get its nodes
     ack_timeout: float = 30.0  # how long shrink_ready waits for the leaving ranks
-    commit_timeout: float = 300.0  # an expansion nobody commits is forgotten after this
+    commit_timeout: float = 300.0  # an expansion never committed, a shrink never ready: settled after this
     steps_grace: float = 3.0  # after all acks, wait this long for steps on released nodes to end
     snapshot_interval: float = 1.0
     extend_time_limit: bool = True  # after a shrink, stretch the time limit by old/new
@@ -59,6 +60,10 @@ class ServiceOptions:
     decision_ttl: float = 60.0  # a resize decided for a job that is not asking waits this long for it
     plan_interval: float = 0.0  # run the policy on the whole cluster this often (0: only on checks)
     repair_grace: float = 3.0  # after a restart, how long ranks get to show up on nodes they were given
+    slurm_patience: float = 2.0  # how long a check waits for a fresh reading of Slurm ("no action" after)
+    # "no action" may rest on a snapshot this old (an action is always decided on a fresh one): when
+    # readings stop (slurmctld away) checks are answered from the last one, not held until it is overdue
+    no_action_max_age: float = 10.0
 
 
 STRATEGIES = ("auto", "merge", "expander")
@@ -97,6 +102,13 @@ def _none(reason: str) -> p.Decision:
     return p.Decision(action=p.ACTION_NONE, reason=reason)
 
 
+def left_queue(snap: Snapshot, job_id: int) -> bool:
+    """Whether ``job_id``, absent from ``snap``, has left Slurm's queue (or never was in it): an id
+    below the newest job's was submitted before the snapshot was read, which lists every pending
+    and running job. A check for such a job needs no fresh reading (nor does a flood of them)."""
+    return snap.job(job_id) is None and any(j.job_id > job_id for j in snap.jobs)
+
+
 class Controller:
     def __init__(self, backend: ClusterBackend, policy: Policy, options: ServiceOptions | None = None):
         self.backend = backend
@@ -106,6 +118,7 @@ class Controller:
         self.declared: dict[int, MalleableSpec] = {}  # job -> the spec its ranks declared at their checks
         self.waiting: dict[int, tuple[Expand | Shrink, int, float]] = {}  # job -> (decision, size, expiry)
         self._boosted: set[int] = set()
+        self.molded: dict[int, int] = {}  # pending job -> the size a policy starts it at
         self.step_times: dict[int, dict[int, float]] = {}  # job -> nodes -> its last step's seconds
         self.grown: dict[int, tuple[int, int]] = {}  # job -> (old, new) nodes of its last growth
         self._planned_at = 0.0
@@ -113,6 +126,7 @@ class Controller:
         self.events = EventLog(self.options.events_path, policy.name)
         self.inflight = InFlight(on_end=self.journal.remove)
         self.decide_lock = threading.Lock()  # decisions see each other's reservations
+        self.acted = 0  # decisions acted on so far (a reading taken before one does not see it)
         self.expand_lock = threading.Lock()  # one resizer job on the cluster at a time
         self.counters: dict[str, int] = {
             "check": 0,
@@ -140,9 +154,8 @@ class Controller:
     def strategy(self) -> str:
         """The expansion strategy in use; ``auto`` asks Slurm once whether in-place growth is permitted."""
         if self._strategy is None:
-            permitted = getattr(self.backend, "expansion_permitted", None)
             try:
-                merge = True if permitted is None else bool(permitted())
+                merge = bool(self.backend.expansion_permitted())
             except Exception as exc:
                 log.warning("cannot read Slurm's configuration (%s); expanding with expander jobs", exc)
                 merge = False
@@ -157,8 +170,11 @@ class Controller:
         """An error if ``peer`` may not act on the job (``peer`` None: a call from inside the service)."""
         if peer is None:
             return None
-        snap = self.cache.get()
-        return self._refuse_owner(snap.job(job_id) or self.cache.fresh().job(job_id), peer)
+        patience = self.options.slurm_patience
+        snap = self.cache.get(patience=patience)
+        if left_queue(snap, job_id):
+            return None  # answered "not running" below, from the same snapshot
+        return self._refuse_owner(snap.job(job_id) or self.cache.fresh(patience).job(job_id), peer)
 
     def _refuse_owner(self, job: Job | None, peer: Peer) -> p.Error | None:
         if job is None or may_act(peer, job.user):
@@ -194,7 +210,11 @@ class Controller:
         workers); None when the full :meth:`check` must run: no recent snapshot, the job's size
         changed since it was taken, the decision lock is busy, or the policy would resize."""
         t0 = time.perf_counter()
-        snap = self.cache.current()
+        snap = self.cache.current(
+            max_age=max(self.options.no_action_max_age, 2 * self.options.snapshot_interval)
+        )
+        if snap is not None and left_queue(snap, req.job_id):
+            return self._answered(req, _none(f"job {req.job_id} is not in Slurm's queue"), t0)
         if snap is None or (job := snap.job(req.job_id)) is None:
             return None
         if peer is not None and (refused := self._refuse_owner(job, peer)) is not None:
@@ -241,22 +261,33 @@ class Controller:
             spec = MalleableSpec(max(1, req.min), max(1, req.max), req.factor, req.preferred)
         except ValueError as exc:
             return _none(f"invalid request: {exc}")
-        with self.decide_lock:
-            snap, fresh = fold_expanders(self.cache.get()), False
-            cached = snap.job(req.job_id)
-            if cached is None or cached.node_count != req.current:
-                snap, fresh = fold_expanders(self.cache.fresh()), True  # the cache predates a resize
-            plan = self._decide(req, spec, snap)
-            if plan is not None and not isinstance(plan, p.Decision) and not fresh:
-                plan = self._decide(req, spec, fold_expanders(self.cache.fresh()))  # act only on fresh data
-            if plan is None:
-                return _none("no decision")
-            if isinstance(plan, p.Decision):
-                return plan
-            reconf = plan
-            if not self.inflight.begin(reconf):
-                return _none("a reconfiguration of this job is in flight")
-            self.waiting.pop(req.job_id, None)  # a decision kept for it is being carried out
+        patience = self.options.slurm_patience  # an answer never waits longer on Slurm
+        raw = self.cache.get(patience=patience)
+        seen: int | None = None  # decisions acted on when ``raw`` began (None: a cached reading)
+        cached = fold_expanders(raw).job(req.job_id)
+        stale = cached is None or not cached.is_running or cached.node_count != req.current
+        if stale and not left_queue(raw, req.job_id):
+            # the cache predates the job's start or a resize (a job that checks is running)
+            seen, raw = self.acted, self.cache.fresh(patience)
+        # Slurm is read outside the decision lock, which every other job's answer needs: an action
+        # is taken only on a reading begun after every decision acted on so far (else read again)
+        for _ in range(3):
+            with self.decide_lock:
+                plan = self._decide(req, spec, fold_expanders(raw))
+                if plan is None:
+                    return _none("no decision")
+                if isinstance(plan, p.Decision):
+                    return plan
+                if seen == self.acted:
+                    if not self.inflight.begin(plan):
+                        return _none("a reconfiguration of this job is in flight")
+                    self.acted += 1
+                    self.waiting.pop(req.job_id, None)  # a decision kept for it is being carried out
+                    reconf = plan
+                    break
+            seen, raw = self.acted, self.cache.fresh(patience)
+        else:
+            return _none("the cluster changed under three decisions in a row; asked again at the next step")
         if reconf.kind == "shrink":
             reconf.state = "waiting-acks"
             self.journal.write(reconf, jr.SHRINK_DECIDED)
@@ -272,7 +303,8 @@ class Controller:
             return _none(f"job {req.job_id} is not running on the cluster")
         if set(job.nodes) != set(req.nodes) or job.node_count != req.current:
             return _none(f"job holds {sorted(job.nodes)} but the application runs on {sorted(req.nodes)}")
-        cap = max(spec.min_nodes, len(snap.nodes))  # no policy need look past the cluster's size
+        scope = partition_view(snap, job.partition)  # the nodes Slurm would ever give it
+        cap = max(spec.min_nodes, len(scope.nodes))  # no policy need look past them
         if spec.max_nodes > cap:
             pref = None if spec.preferred is None else min(spec.preferred, cap)
             spec = replace(spec, max_nodes=cap, preferred=pref)
@@ -286,7 +318,7 @@ class Controller:
             ask = min(req.evolving, cap)
             described = MalleableSpec(job.node_count, ask)
             asking = replace(job, malleable=described, evolving=ask)
-        view = self._view(snap, asking)
+        view = self._view(scope, asking)
         decisions = self.policy.decide(view, [req.job_id])
         self._remember(decisions, view, exclude=req.job_id)
         mine = next(
@@ -376,31 +408,69 @@ class Controller:
         return replace(decision, reason=f"{decision.reason} (decided while it was not asking)")
 
     def plan_cluster(self) -> None:
-        """Run the policy on the whole cluster: resizes wait for their job's next check; a pending
-        job the policy would start now gets top priority (what Slurm lets us do for a start).
+        """Run the policy on the whole cluster, partition by partition: resizes wait for their job's
+        next check; a pending job the policy would start now gets top priority (what Slurm lets us
+        do for a start).
         """
-        view = self._view(fold_expanders(self.cache.fresh()), None)
-        with self.decide_lock:
-            decisions = self.policy.decide(view, [])
-        self._remember(decisions, view)
+        whole = self._view(fold_expanders(self.cache.fresh()), None)
+        decisions: list[Decision] = []
+        for part in partition_names(whole) or [""]:  # each partition's jobs within its nodes
+            view = partition_view(whole, part)
+            with self.decide_lock:
+                mine = self.policy.decide(view, [])
+            self._remember(mine, view)
+            decisions += mine
+        self._check_molded(whole)
         for d in decisions:
-            job = view.job(getattr(d, "job_id", -1))
+            job = whole.job(getattr(d, "job_id", -1))
             if isinstance(d, (StartJob, RaisePriority)) and job is not None and not job.is_running:
                 if job.job_id in self._boosted:
                     continue
                 self._boosted.add(job.job_id)
+                if isinstance(d, StartJob) and d.nodes != job.node_count:
+                    self._mold(job, d)
                 try:
                     self.backend.raise_priority(job.job_id)
                     log.info("job %s: top priority (%s)", job.job_id, d.reason or "policy: start it")
                 except Exception as exc:
                     log.warning("raising priority of job %s failed: %s", job.job_id, exc)
-        live = {j.job_id for j in view.jobs}
+        live = {j.job_id for j in whole.jobs}
         self._boosted &= live
         for job_id in [j for j in self.waiting if j not in live]:
             del self.waiting[job_id]
         for table in (self.declared, self.step_times, self.grown):
             for job_id in [j for j in table if j not in live]:
                 del table[job_id]
+
+    # -- moldable starts ---------------------------------------------------------------------------
+    def _mold(self, job: Job, d: StartJob) -> None:
+        """A start at another size than asked (DBES at a malleable job's minimum, SD-Policy on fewer
+        nodes, moldable FCFS/EASY): the pending job's node count is set to it, within the range the
+        job declared, and its time limit scaled as its work spreads over fewer (or more) nodes."""
+        spec = self.declared.get(job.job_id) or job.malleable
+        if spec is None or not spec.min_nodes <= d.nodes <= spec.max_nodes:
+            why = "no declared range" if spec is None else f"outside {spec.min_nodes}-{spec.max_nodes}"
+            self.events.emit("mold", job.job_id, ok=False, old=job.node_count, new=d.nodes, reason=why)
+            return
+        try:
+            self.backend.resize_pending(job.job_id, d.nodes)
+            if job.time_limit is not None:
+                self.backend.set_time_limit(job.job_id, job.time_limit * job.node_count / d.nodes)
+        except Exception as exc:
+            self.events.emit("mold", job.job_id, ok=False, old=job.node_count, new=d.nodes, reason=str(exc))
+            return
+        self.molded[job.job_id] = d.nodes
+        self.events.emit("mold", job.job_id, ok=True, old=job.node_count, new=d.nodes, reason=d.reason)
+
+    def _check_molded(self, snap: Snapshot) -> None:
+        """A molded job that started: on the size decided, or reported as not carried out."""
+        for job_id, size in list(self.molded.items()):
+            job = snap.job(job_id)
+            if job is None or job.is_running:
+                del self.molded[job_id]
+                got = None if job is None else job.node_count
+                self.events.emit("molded-start", job_id, ok=got == size, decided=size, nodes=got,
+                                 reason="ended before it started" if job is None else "")  # fmt: skip
 
     def _view(self, snap: Snapshot, job: Job | None) -> Snapshot:
         """The snapshot with every job's declared spec (the asking job's from its check), and
@@ -478,9 +548,6 @@ class Controller:
         app = self.cache.fresh().job(r.job_id)
         if app is None:
             raise RuntimeError("the job is gone")
-        submit = getattr(self.backend, "submit_expander", None)
-        if submit is None:
-            raise RuntimeError("this backend has no expander jobs")
         if not req.python.startswith("/"):
             raise RuntimeError(f"the application's interpreter {req.python!r} is not an absolute path")
         left = None
@@ -493,17 +560,17 @@ class Controller:
             f"--agent {shlex.quote(req.agent)} --token {shlex.quote(r.token)}"
         )
         extra = r.new_size - r.old_size
-        helper = submit(app, extra, command, left)
+        helper = self.backend.submit_expander(app, extra, command, left)
         r.helper_job = helper
         self.journal.write(r, jr.EXPANDER_SUBMITTED)
         deadline = time.monotonic() + self.options.expand_timeout
         delay = 0.01
         while True:
-            state, nodes = self.backend.job_state(helper)  # type: ignore[attr-defined]
+            state, nodes = self.backend.job_state(helper)
             if state == JobState.RUNNING and len(nodes) == extra:
                 return list(nodes), []
             if state not in ("PENDING", "CONFIGURING", JobState.RUNNING) or time.monotonic() > deadline:
-                self.backend.cancel_quietly(helper)  # type: ignore[attr-defined]
+                self.backend.cancel_quietly(helper, expander_name(r.job_id))
                 r.helper_job = None
                 why = f"is {state or 'gone'}" if state not in ("PENDING", "CONFIGURING") else "did not start"
                 raise RuntimeError(f"expander job {helper} {why} within {self.options.expand_timeout:.0f} s")
@@ -558,7 +625,7 @@ class Controller:
                 serves = served_job(helper.name, EXPANDER_PREFIX) or served_job(helper.name, RESIZER_PREFIX)
                 unused = helper.job_id == r.helper_job or self._steps(helper.job_id, helper.nodes) == []
                 if serves == r.job_id and unused:
-                    self.backend.cancel_quietly(helper.job_id)  # type: ignore[attr-defined]
+                    self.backend.cancel_quietly(helper.job_id, helper.name)
             job = snap.job(r.job_id)
             own = [n for n in (r.own_nodes or r.old_nodes) if job is not None and n in job.nodes]
             if job is not None and own and len(own) < job.node_count:
@@ -575,10 +642,8 @@ class Controller:
 
     def _steps(self, job_id: int, nodes: Sequence[str]) -> list[str] | None:
         """The job's application steps on ``nodes``; None where the backend cannot tell (no steps)."""
-        steps = getattr(self.backend, "steps_on", None)
-        if steps is None:
-            return None
-        return list(steps(job_id, list(nodes))) if nodes else []
+        found = self.backend.steps_on(job_id, list(nodes))
+        return None if found is None else list(found)
 
     def _ranks_gone(self, r: Reconf, nodes: Sequence[str]) -> bool:
         """True only if the backend shows no step of the resize's jobs on ``nodes``."""
@@ -602,6 +667,7 @@ class Controller:
             return refused
         if r is None or r.kind != "shrink":
             return p.Done(ok=False, reason="no shrink of this job in flight")
+        r.state = "finishing"  # its deadline is the acks' now, not the commit timeout
         t0 = time.perf_counter()
         # the service counts the leaving ranks itself: a client saying "0 acks" cannot skip them
         need = max(req.acks, len(r.leaving_ranks))
@@ -662,7 +728,7 @@ class Controller:
             if ends:
                 if job_id == r.job_id:
                     raise RuntimeError("the application's own job cannot end in a shrink")
-                self.backend.cancel_quietly(job_id)  # type: ignore[attr-defined]
+                self.backend.cancel_quietly(job_id, expander_name(r.job_id))
             else:
                 self.backend.shrink(job_id, len(keep), keep=keep, snap=snap)
 
@@ -685,13 +751,10 @@ class Controller:
 
     def _wait_steps_gone(self, job_id: int, released: list[str]) -> None:
         """Give the leaving ranks' job steps a moment to end before Slurm kills what is left."""
-        steps = getattr(self.backend, "steps_on", None)  # live Slurm only: the simulator has no steps
-        if steps is None:
-            return
         deadline = time.monotonic() + self.options.steps_grace
         while time.monotonic() < deadline:
             try:
-                if not steps(job_id, released):
+                if not self.backend.steps_on(job_id, released):  # none left (None: a backend without steps)
                     return
             except Exception:
                 return
@@ -702,8 +765,7 @@ class Controller:
     # -- time limits -----------------------------------------------------------------------------
     def _scale_time_limit(self, job: Job, old: int, new: int) -> None:
         """Stretch (shrink) or compress (expand) the remaining time by old/new nodes."""
-        setter = getattr(self.backend, "set_time_limit", None)
-        if setter is None or job.time_limit is None or job.start_time is None:
+        if job.time_limit is None or job.start_time is None:
             return
         base = self._base_limit.setdefault(job.job_id, job.time_limit)
         elapsed = max(0.0, time.time() - job.start_time)
@@ -712,7 +774,8 @@ class Controller:
         if abs(limit - job.time_limit) < 60:
             return  # Slurm counts minutes
         try:
-            setter(job.job_id, limit)
+            if not self.backend.set_time_limit(job.job_id, limit):
+                return  # a backend without time limits (the simulator)
             log.info(
                 "job %s time limit %.0f s -> %.0f s (%s->%s nodes)",
                 job.job_id,
@@ -731,13 +794,10 @@ class Controller:
         Only resizers older than any live expansion can be: other services may be expanding
         their jobs on the same cluster right now, and their resizers are not ours to cancel.
         """
-        sweep = getattr(self.backend, "cancel_orphan_resizers", None)
-        if sweep is None:  # backends without resizer jobs (the simulator)
-            return
         try:
             snap = snap or self.cache.fresh()
             max_age = max(self.options.expand_timeout, 10.0) + 60.0
-            for job_id in sweep(older_than=max_age, snap=snap):
+            for job_id in self.backend.cancel_orphan_resizers(older_than=max_age, snap=snap):
                 log.warning("cancelled orphan resizer job %s", job_id)
         except Exception as exc:
             log.warning("resizer sweep failed: %s", exc)
@@ -759,7 +819,7 @@ class Controller:
             job = self.cache.fresh().job(r.job_id)
             if job is None or not job.is_running:
                 if r.helper_job is not None:
-                    self.backend.cancel_quietly(r.helper_job)  # type: ignore[attr-defined]
+                    self.backend.cancel_quietly(r.helper_job, expander_name(r.job_id))
                 self.journal.remove(r.job_id)
                 log.warning("job %s: gone; dropped its %s from the journal", r.job_id, step)
                 continue
@@ -787,10 +847,11 @@ class Controller:
 
     def _settle(self, r: Reconf, force: bool = False) -> None:
         """Make a resize that nobody will finish agree with what runs: after a restart (``recovered``)
-        once the grace has passed, or an expansion left uncommitted past the commit timeout.
+        once the grace has passed, or one the application left unfinished past the commit timeout
+        (an expansion never committed, a shrink never reported ready: a rank died, say).
         """
         age = time.monotonic() - r.started
-        expired = r.state == "waiting-commit" and age > self.options.commit_timeout
+        expired = r.state in ("waiting-commit", "waiting-acks") and age > self.options.commit_timeout
         if not force and not expired and not (r.recovered and age > self.options.repair_grace):
             return
         if r.kind == "expand":
@@ -844,13 +905,11 @@ class Controller:
             except Exception as exc:
                 log.warning("policy run on the whole cluster failed: %s", exc)
         self._sweep_resizers(snap)
-        sweep = getattr(self.backend, "cancel_orphan_expanders", None)
-        if sweep is not None:
-            try:
-                for job_id in sweep(snap=snap):
-                    log.warning("cancelled expander job %s: its application is gone", job_id)
-            except Exception as exc:
-                log.warning("expander sweep failed: %s", exc)
+        try:
+            for job_id in self.backend.cancel_orphan_expanders(snap=snap):
+                log.warning("cancelled expander job %s: its application is gone", job_id)
+        except Exception as exc:
+            log.warning("expander sweep failed: %s", exc)
 
     def status(self) -> p.Status:
         flights = {

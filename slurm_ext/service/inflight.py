@@ -22,7 +22,7 @@ class Reconf:
     for_job: int | None = None
     boosts: list[int] = field(default_factory=list)
     token: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    state: str = "deciding"  # deciding -> expanding -> waiting-commit | waiting-acks
+    state: str = "deciding"  # deciding -> expanding -> waiting-commit | waiting-acks -> finishing
     started: float = field(default_factory=time.monotonic)
     acks: set[int] = field(default_factory=set)
     reason: str = ""

@@ -2,12 +2,15 @@
 
 Requests on one connection are answered in order; connections are independent, so one
 job's long expansion never blocks another job's "no action" answer. Limits keep one client
-from hurting the others: a connection cap, an idle timeout, a maximum line length (one error,
-then the connection is closed), and a bounded pool of workers for requests that may block
-(checks, commits, shrinks wait on Slurm); acks, pings and status never wait for that pool, so a
-shrink waiting for its acks cannot starve them. A check whose answer is "no action" on the
-cached snapshot is answered on the loop too (:meth:`Controller.check_now`): no thread hand-off
-for the common case.
+from hurting the others: a connection cap, and a share of it per user (the kernel's or MUNGE's
+name for the peer; an unauthenticated remote peer counts by its address until it proves who it
+is), an idle timeout (clients connect again, see :class:`dmr.client.ServiceClient`), a maximum
+line length (one error, then the connection is closed), and a bounded pool of workers for
+requests that may block (checks, commits, shrinks wait on Slurm) of which one user holds at most
+a few at a time (the rest of that user's requests wait their turn, not the others'); acks, pings
+and status never wait for that pool, so a shrink waiting for its acks cannot starve them. A check
+whose answer is "no action" on the cached snapshot is answered on the loop too
+(:meth:`Controller.check_now`): no thread hand-off for the common case.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass
 
 from slurm_ext import protocol as p
 from slurm_ext.service.auth import UNKNOWN, AuthError, Peer, peer_from_munge, peer_from_socket
-from slurm_ext.service.controller import Controller
+from slurm_ext.service.handler import Handler
 
 log = logging.getLogger("slurm_ext.service")
 
@@ -29,21 +32,25 @@ log = logging.getLogger("slurm_ext.service")
 @dataclass(frozen=True)
 class Limits:
     max_connections: int = 4096
-    idle_timeout: float = 3600.0  # a rank 0 checks at every step; an hour of silence is a dead client
+    user_connections: int = 512  # one user's share of max_connections
+    idle_timeout: float = 120.0  # a quiet connection is closed; its client connects again when it asks
     workers: int = 32  # concurrent blocking requests (checks, commits, shrinks)
+    user_workers: int = 8  # of which one user's at a time
     backlog: int = 4096
 
 
-def dispatch(controller: Controller, line: bytes, peer: Peer = UNKNOWN) -> p.Message:
-    """One request line -> one response message (never raises)."""
+def _who(peer: Peer, sock: socket.socket) -> str:
+    """Whose share a connection counts against: its user, else (remote, not yet authenticated)
+    the address it comes from."""
+    if peer.uid is not None:
+        return f"uid {peer.uid}"
     try:
-        req = p.decode_request(line)
-    except p.ProtocolError as exc:
-        return p.Error(message=str(exc))
-    return handle(controller, req, peer)
+        return f"host {sock.getpeername()[0]}"
+    except OSError:
+        return "unknown"
 
 
-def handle(controller: Controller, req: p.Message, peer: Peer) -> p.Message:
+def handle(controller: Handler, req: p.Message, peer: Peer) -> p.Message:
     try:
         match req:
             case p.Ping():
@@ -67,6 +74,8 @@ def handle(controller: Controller, req: p.Message, peer: Peer) -> p.Message:
 
 
 _INLINE = (p.Ping, p.StatusRequest, p.Ack)  # never block: answered on the loop's thread
+_ALWAYS = (p.Ping, p.Ack)  # served even past the connection caps: a leaving rank's ack frees nodes
+ACK_ONLY_IDLE = 5.0  # seconds a connection past a cap may stay silent (an ack comes at once)
 
 
 class Server:
@@ -74,7 +83,7 @@ class Server:
 
     def __init__(
         self,
-        controller: Controller,
+        controller: Handler,
         host: str = "127.0.0.1",
         port: int = p.DEFAULT_PORT,
         limits: Limits | None = None,
@@ -84,6 +93,8 @@ class Server:
         self.pool = ThreadPoolExecutor(max_workers=self.limits.workers, thread_name_prefix="dmr-req")
         self.loop = asyncio.new_event_loop()
         self.connections = 0
+        self.per_user: dict[str, int] = {}  # open connections by whose share they count against
+        self._turns: dict[str, asyncio.Semaphore] = {}  # each user's places in the worker pool
         self._tasks: set[asyncio.Task] = set()  # one per open connection, cancelled by stop()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -154,17 +165,19 @@ class Server:
         task = asyncio.current_task()
         if task is not None:
             self._tasks.add(task)
+        sock = writer.get_extra_info("socket")
+        peer = peer_from_socket(sock)  # one netlink round trip (~30 µs)
+        who = self._count(_who(peer, sock))
         try:
-            if self.connections > self.limits.max_connections:
-                await self._reply(writer, p.Error(message="too many connections; try again later"))
-                return
-            sock = writer.get_extra_info("socket")
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            peer = peer_from_socket(sock)  # one netlink round trip (~30 µs)
             first = True
+            # a connection that came past a cap may still carry a leaving rank's ack (the shrink it
+            # ends frees nodes), and nothing else; it is not kept waiting long for it
+            over = self._over_cap(who)
             while True:
+                idle = ACK_ONLY_IDLE if over else self.limits.idle_timeout
                 try:
-                    line = await asyncio.wait_for(reader.readuntil(b"\n"), self.limits.idle_timeout)
+                    line = await asyncio.wait_for(reader.readuntil(b"\n"), idle)
                 except asyncio.LimitOverrunError:
                     await self._reply(writer, p.Error(message=f"message longer than {p.MAX_LINE} bytes"))
                     return
@@ -177,12 +190,22 @@ class Server:
                 else:
                     if isinstance(req, p.Auth) and first:
                         peer, reply = await self._authenticate(req)
+                        if peer.uid is not None:  # from now on it counts against its user's share
+                            self._uncount(who)
+                            who = self._count(_who(peer, sock))
+                            over = self._over_cap(who)
+                    elif over and not isinstance(req, _ALWAYS):
+                        await self._reply(writer, p.Error(message=over))
+                        return
                     elif isinstance(req, _INLINE):
                         reply = handle(self.controller, req, peer)
                     elif isinstance(req, p.Check) and (now := self._check_now(req, peer)) is not None:
                         reply = now
                     else:
-                        reply = await self.loop.run_in_executor(self.pool, handle, self.controller, req, peer)
+                        async with self._turn(who):
+                            reply = await self.loop.run_in_executor(
+                                self.pool, handle, self.controller, req, peer
+                            )
                 first = False
                 if not await self._reply(writer, reply):
                     return
@@ -190,8 +213,36 @@ class Server:
             pass  # the server stops
         finally:
             self.connections -= 1
+            self._uncount(who)
             self._tasks.discard(task)  # type: ignore[arg-type]
             writer.close()
+
+    def _over_cap(self, who: str) -> str | None:
+        """Why this connection is past a cap (the whole service's, or its user's share), or None."""
+        if self.connections > self.limits.max_connections:
+            return "too many connections; try again later"
+        if self.per_user.get(who, 0) > self.limits.user_connections:
+            return f"too many connections from {who}; close some"
+        return None
+
+    def _count(self, who: str) -> str:
+        self.per_user[who] = self.per_user.get(who, 0) + 1
+        return who
+
+    def _uncount(self, who: str) -> None:
+        left = self.per_user.get(who, 0) - 1
+        if left > 0:
+            self.per_user[who] = left
+        else:  # the user's last connection: nobody holds its places in the pool
+            self.per_user.pop(who, None)
+            self._turns.pop(who, None)
+
+    def _turn(self, who: str) -> asyncio.Semaphore:
+        """One user's places in the worker pool (the loop's thread only: no lock needed)."""
+        turn = self._turns.get(who)
+        if turn is None:
+            turn = self._turns[who] = asyncio.Semaphore(self.limits.user_workers)
+        return turn
 
     def _check_now(self, req: p.Check, peer: Peer) -> p.Message | None:
         """A "no action" answer the controller can give without blocking (most checks), or None."""

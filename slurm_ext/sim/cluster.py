@@ -1,7 +1,8 @@
 """`SimCluster`: the simulator as a :class:`slurm_ext.backend.ClusterBackend`.
 
-The same six calls as the live adapter (:class:`slurm_ext.slurm.SlurmCluster`), with its answers
-and errors: ``submit`` returns the new job's id (``InvalidRequest`` for an impossible shape),
+The seven calls every backend answers, with the live adapter's answers and errors
+(:class:`slurm_ext.slurm.SlurmCluster`; the live-only calls keep the interface's defaults: no
+helper jobs, no steps): ``submit`` returns the new job's id (``InvalidRequest`` for an impossible shape),
 ``cancel`` raises ``JobNotFound`` for a job that is neither pending nor running, ``shrink`` and
 ``expand`` take a running job to a new size (``InvalidRequest`` for a size that is no shrink or
 expansion, or a ``keep`` that is not the job's; ``ResizeTimeout`` when the free nodes are too
@@ -31,7 +32,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import replace
 
-from slurm_ext.backend import JobRequest
+from slurm_ext.backend import ClusterBackend, JobRequest
 from slurm_ext.decisions import RaisePriority
 from slurm_ext.errors import InvalidRequest, JobNotFound, ResizeTimeout
 from slurm_ext.model import Job, MalleableSpec, Node, NodeState, Snapshot
@@ -40,7 +41,7 @@ from slurm_ext.sim.states import FUTURE, PENDING, RUNNING, STATE_NAMES
 from slurm_ext.workloads.model import Workload
 
 
-class SimCluster:
+class SimCluster(ClusterBackend):
     """A :class:`~slurm_ext.backend.ClusterBackend` over a :class:`Simulator`. Thread-safe (one lock)."""
 
     def __init__(
@@ -126,10 +127,11 @@ class SimCluster:
             self.sim.cancel(job_id)
             self._settle()
 
-    def cancel_quietly(self, job_id: int) -> None:
-        """Cancel without complaint if the job has ended already (as ``SlurmCluster.cancel_quietly``)."""
+    def cancel_quietly(self, job_id: int, name: str | None = None) -> None:
+        """Cancel without complaint if the job has ended already, and (``name``) only if it bears that
+        name (as ``SlurmCluster.cancel_quietly``)."""
         with self._lock:
-            if job_id in self.sim.index_of:
+            if job_id in self.sim.index_of and (name is None or self._job_names.get(job_id) == name):
                 self.sim.cancel(job_id)
                 self._settle()
 

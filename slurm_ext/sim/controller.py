@@ -64,14 +64,12 @@ and cloned::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from slurm_ext.sim.engine import Simulator
+from slurm_ext.sim.engine import SimHooks, Simulator
 
 
-class SimController:
-    """Base class with no-op callbacks; override the ones you need.
+class SimController(SimHooks):
+    """Base class with no-op callbacks (:class:`~slurm_ext.sim.engine.SimHooks`'s); override the
+    ones you need.
 
     Named apart from the control service's :class:`slurm_ext.service.Controller`, which drives a
     live cluster: this one rides along a simulation, beside its base scheduler."""
@@ -81,26 +79,6 @@ class SimController:
     def attach(self, sim: Simulator) -> None:
         """Called once by ``Simulator.attach``; remembers the simulator."""
         self.sim = sim
-
-    def on_submit(self, sim: Simulator, job_id: int) -> bool:
-        """A workload job arrives. Return True to claim it (it will not be queued)."""
-        return False
-
-    def on_start(self, sim: Simulator, job_id: int) -> None:
-        """A job started (after the scheduling step of this instant)."""
-
-    def on_end(self, sim: Simulator, job_id: int) -> None:
-        """A job ended: completed, killed at its time limit, or cancelled while running."""
-
-    def on_timer(self, sim: Simulator, key: Any) -> None:
-        """A timer set with ``sim.set_timer(when, key)`` fired."""
-
-    def after_pass(self, sim: Simulator) -> None:
-        """The scheduling step has nothing left to start: the nodes still free are idle slots.
-
-        Called after every pass whose ``on_start`` callbacks freed nothing; freeing nodes here
-        (a cancel) leads to another pass and another ``after_pass`` at the same instant.
-        """
 
 
 def baseline_at(base: Simulator, t: float) -> Simulator:

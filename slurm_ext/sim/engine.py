@@ -90,7 +90,7 @@ from array import array
 from bisect import bisect_left, insort
 from collections.abc import Callable, Sequence
 from heapq import heappop, heappush
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from slurm_ext.decisions import Decision, Expand, NoAction, RaisePriority, Shrink, StartJob
 from slurm_ext.model import MalleableSpec
@@ -125,7 +125,6 @@ from slurm_ext.workloads.model import INF, EvolvingSpec, SimJob, Workload, speed
 if TYPE_CHECKING:
     from slurm_ext.model import Snapshot
     from slurm_ext.policies.base import Policy
-    from slurm_ext.sim.controller import SimController
 
 # Job states and Rejected live in states.py; named here too, for callers that import them from here.
 __all__ = [
@@ -158,6 +157,34 @@ def _inlines(cls: type) -> bool:
 
 class DecisionError(RuntimeError):
     """A policy decision that the simulated cluster cannot carry out (``strict=True`` only)."""
+
+
+class SimHooks(Protocol):
+    """What an attached controller hears (see :mod:`slurm_ext.sim.controller`); the bodies here are
+    the defaults a controller inherits by naming this class as its base."""
+
+    def attach(self, sim: Simulator) -> None:
+        """Called once by ``Simulator.attach``."""
+
+    def on_submit(self, sim: Simulator, job_id: int) -> bool:
+        """A workload job arrives. Return True to claim it (it will not be queued)."""
+        return False
+
+    def on_start(self, sim: Simulator, job_id: int) -> None:
+        """A job started (after the scheduling step of this instant)."""
+
+    def on_end(self, sim: Simulator, job_id: int) -> None:
+        """A job ended: completed, killed at its time limit, or cancelled while running."""
+
+    def on_timer(self, sim: Simulator, key: Any) -> None:
+        """A timer set with ``sim.set_timer(when, key)`` fired."""
+
+    def after_pass(self, sim: Simulator) -> None:
+        """The scheduling step has nothing left to start: the nodes still free are idle slots.
+
+        Called after every pass whose ``on_start`` callbacks freed nothing; freeing nodes here
+        (a cancel) leads to another pass and another ``after_pass`` at the same instant.
+        """
 
 
 class _Column:
@@ -200,7 +227,7 @@ class Simulator:
         workload: Workload,
         scheduler: str | SchedulerPass = "easy",
         policy: Policy | None = None,
-        controller: SimController | None = None,
+        controller: SimHooks | None = None,
         *,
         resize_overhead: float = 0.0,
         check_period: float | None = None,
@@ -318,14 +345,14 @@ class Simulator:
         self._steps = 0
 
         self._cancelled_timers: set[int] = set()
-        self.controller: SimController | None = None
+        self.controller: SimHooks | None = None
         self._started_now: list[int] = []
         if controller is not None:
             self.attach(controller)
 
     # ------------------------------------------------------------------ the loop
 
-    def attach(self, controller: SimController) -> None:
+    def attach(self, controller: SimHooks) -> None:
         """Attach an external controller (one at a time); calls ``controller.attach(self)``."""
         self._record_timeline()
         self.controller = controller
@@ -615,7 +642,7 @@ class Simulator:
         # Until something other than an arrival happens, the jobs queued now stay unstartable.
         self._stable = len(self.queue)
 
-    def _controller_started(self, ctrl: SimController) -> None:
+    def _controller_started(self, ctrl: SimHooks) -> None:
         started, self._started_now = self._started_now, []
         for i in started:
             # A job that an earlier on_start cancelled has had its on_end already.

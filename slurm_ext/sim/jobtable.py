@@ -19,7 +19,6 @@ from slurm_ext.workloads.model import EvolvingSpec, SimJob
 
 if TYPE_CHECKING:
     from slurm_ext.sim.queue_index import QueueBySize
-    from slurm_ext.sim.snapshot import SnapshotCache
 
 
 class JobTable:
@@ -169,7 +168,6 @@ class SimView(Protocol):
     ends: list[tuple[float, int]]  # running jobs' (expected end, index), sorted
     exp_end: dict[int, float]  # running jobs' expected ends
     evolve_asking: dict[int, int]  # index -> target size while an evolving ask is open
-    snapshot_cache: SnapshotCache | None  # None until the first snapshot (which creates it)
 
     @property
     def stable_prefix(self) -> int: ...

@@ -16,15 +16,12 @@ from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields
 from functools import lru_cache
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState, Snapshot
 from slurm_ext.policies.working_view import Queued, Running, WorkingView
+from slurm_ext.sim.jobtable import SimView
 from slurm_ext.sim.schedulers import EasyView, shadow_and_extra
-
-if TYPE_CHECKING:
-    from slurm_ext.sim.jobtable import SimView
-
 
 _new_snapshot = object.__new__
 _V = TypeVar("_V")
@@ -143,7 +140,13 @@ def _nodes(total: int, free: int) -> tuple[tuple[Node, ...], tuple[str, ...]]:
     return idle[:free] + busy[free:], names[:free]
 
 
-def build_snapshot(sim: SimView) -> Snapshot:
+class CachedView(SimView, Protocol):
+    """A simulator that keeps the cache its snapshots and views are built from."""
+
+    snapshot_cache: SnapshotCache | None  # None until the first snapshot (which creates it)
+
+
+def build_snapshot(sim: CachedView) -> Snapshot:
     """The snapshot now. Job objects are cached per job and rebuilt only when the job changed
     (started, resized, asked to evolve, raised), so a snapshot costs little more than a list."""
     free = sim.free
@@ -180,7 +183,7 @@ def build_snapshot(sim: SimView) -> Snapshot:
     return snap
 
 
-def build_view(sim: SimView) -> WorkingView:
+def build_view(sim: CachedView) -> WorkingView:
     """The working copy a :class:`~slurm_ext.policies.base.ViewPolicy` plans on, the same as
     ``WorkingView(build_snapshot(sim))`` without the snapshot: on the cache's Running entries
     (one per running job, kept until the job is resized or ends; the caller must ``restore()``

@@ -37,12 +37,14 @@ from slurm_ext.slurm.parse import (
     parse_test_only,
 )
 from slurm_ext.slurm.release import SlurmRelease, detect_release
+from slurm_ext.slurm.settings import merge_refused, parse_config
 
 # Slurm refuses priorities >= 0xFFFFFFFE ("Priority must be < 4294967294").
 TOP_PRIORITY = 4294967293
 
 
 # crash points between the merge's Slurm commands (the crash tests end the service there)
+MERGE_RESIZER_RUNNING = "merge:resizer-running"  # the resizer holds the nodes; nothing handed over yet
 MERGE_HANDED_OVER = "merge:handed-over"  # the resizer gave its nodes up (NumNodes=0), not cancelled yet
 MERGE_RESIZER_GONE = "merge:resizer-cancelled"  # cancelled; the job has not taken them (NumNodes=ALL)
 
@@ -107,15 +109,15 @@ class SlurmCluster:
         return start <= time.time() + slack
 
     def test_only(
-        self, nodes: int, time_limit: float | None = None, exclude: Sequence[str] = ()
+        self, nodes: int, time_limit: float | None = None, exclude: Sequence[str] = (), partition: str = ""
     ) -> tuple[float, tuple[str, ...]]:
         """``sbatch --test-only``: when and where a job of this shape would start (epoch seconds, nodes).
 
         Slurm answers for its main scheduler: a job is placed behind every pending job of higher
         priority, so a job that backfill would start at once is often reported to start later.
-        ``exclude``: nodes the job must not use (``-x``).
+        ``exclude``: nodes the job must not use (``-x``); ``partition``: where (else the adapter's).
         """
-        args = ["sbatch", "--test-only", "-N", str(nodes), *self._partition_args()]
+        args = ["sbatch", "--test-only", "-N", str(nodes), *self._partition_args(partition)]
         if time_limit is not None:
             args += ["-t", str(max(1, math.ceil(time_limit / 60)))]
         if exclude:
@@ -128,13 +130,14 @@ class SlurmCluster:
             raise classify(msg)(f"sbatch --test-only: {msg}", args, msg) from None
         return start.timestamp(), where
 
+    def show_job(self, job_id: int) -> dict[str, str]:
+        """``scontrol show job -o``'s ``Key=value`` words (empty for a job Slurm does not know)."""
+        res = self.cmd.run(["scontrol", "show", "job", "-o", str(job_id)], check=False)
+        return dict(w.split("=", 1) for w in res.stdout.split() if "=" in w)
+
     def stdout_of(self, job_id: int) -> str:
         """The file a job's output goes to, as Slurm resolved it (``scontrol show job``'s StdOut)."""
-        res = self.cmd.run(["scontrol", "show", "job", "-o", str(job_id)], check=False)
-        for word in res.stdout.split():
-            if word.startswith("StdOut="):
-                return word.split("=", 1)[1]
-        return ""
+        return self.show_job(job_id).get("StdOut", "")
 
     def planned_starts(self) -> dict[int, tuple[float | None, tuple[str, ...]]]:
         """Pending jobs' planned start and nodes as the last backfill pass left them (``squeue %S %Y``)."""
@@ -159,6 +162,8 @@ class SlurmCluster:
 
         A shrink must wait for these to end: Slurm kills tasks on released nodes.
         """
+        if not nodes:
+            return []
         out = self.cmd.run(["squeue", "-h", "-s", "-j", str(job_id), "-o", "%i %N"], check=False).stdout
         wanted = set(nodes)
         hits = []
@@ -237,14 +242,14 @@ class SlurmCluster:
                 f"--priority={TOP_PRIORITY}",
                 "-J",
                 resizer_name(job_id),
-                *self._partition_args(),
+                *self._partition_args(job.partition),  # the job's own: Slurm merges nothing from another
             ],
             timeout=deadline + 30,
             check=False,
         )
         resizer = parse_salloc_job_id(res.stderr + res.stdout)
         if res.returncode != 0 or resizer is None:
-            self._cancel_quietly(resizer)
+            self._cancel_quietly(resizer, resizer_name(job_id))
             msg = res.stderr.strip()
             if "timed out" in msg.lower() or "unable to allocate" in msg.lower():
                 raise ResizeTimeout(
@@ -253,10 +258,11 @@ class SlurmCluster:
                 )
             raise SlurmError(f"resizer for job {job_id} failed: {msg}", stderr=msg)
         try:
+            crash_point(MERGE_RESIZER_RUNNING)
             self.cmd.run(["scontrol", "update", f"JobId={resizer}", "NumNodes=0"])
             crash_point(MERGE_HANDED_OVER)  # tests: a service dying between Slurm's steps
         finally:
-            self._cancel_quietly(resizer)
+            self._cancel_quietly(resizer, resizer_name(job_id))
         crash_point(MERGE_RESIZER_GONE)
         self.cmd.run(["scontrol", "update", f"JobId={job_id}", "NumNodes=ALL"])
         # Slurm may answer rc 0 without adding anything (e.g. after a failed hand-over): check.
@@ -265,13 +271,9 @@ class SlurmCluster:
             raise SlurmError(f"merge into job {job_id} left it on {len(got)} node(s), not {new_size}")
 
     def expansion_permitted(self) -> bool:
-        """True if the cluster allows in-place growth (SchedulerParameters=permit_job_expansion)."""
-        out = self.cmd.run(["scontrol", "show", "config"]).stdout
-        for line in out.splitlines():
-            key, _, value = line.partition("=")
-            if key.strip() == "SchedulerParameters":
-                return "permit_job_expansion" in value.split(",") or "permit_job_expansion" in value
-        return False
+        """True if a running job can grow in place here: ``permit_job_expansion`` under
+        ``select/linear`` (see :func:`slurm_ext.slurm.settings.merge_refused`)."""
+        return merge_refused(parse_config(self.cmd.run(["scontrol", "show", "config"]).stdout)) is None
 
     def job_state(self, job_id: int) -> tuple[str, tuple[str, ...]]:
         """(state, nodes) of one job from a light ``squeue`` call; ("", ()) once it is gone."""
@@ -309,13 +311,13 @@ class SlurmCluster:
         snap = snap or self.snapshot()
         running = {j.job_id for j in snap.running}
         orphans = [
-            j.job_id
+            j
             for j in snap.jobs
             if (app := served_job(j.name, EXPANDER_PREFIX)) is not None and app not in running
         ]
-        for job_id in orphans:
-            self._cancel_quietly(job_id)
-        return orphans
+        for job in orphans:
+            self._cancel_quietly(job.job_id, job.name)
+        return [j.job_id for j in orphans]
 
     def cancel_orphan_resizers(self, older_than: float, snap: Snapshot | None = None) -> list[int]:
         """Cancel resizer jobs submitted more than ``older_than`` seconds ago; returns their ids.
@@ -325,13 +327,13 @@ class SlurmCluster:
         """
         snap = snap or self.snapshot()
         orphans = [
-            j.job_id
+            j
             for j in snap.jobs
             if j.name.startswith(RESIZER_PREFIX) and snap.time - j.submit_time > older_than
         ]
-        for job_id in orphans:
-            self._cancel_quietly(job_id)
-        return orphans
+        for job in orphans:
+            self._cancel_quietly(job.job_id, job.name)
+        return [j.job_id for j in orphans]
 
     # ----- priorities and limits ---------------------------------------------------------------
     def raise_priority(self, job_id: int) -> None:
@@ -340,16 +342,37 @@ class SlurmCluster:
             raise InvalidRequest(f"job {job_id} is {job.state}; only a pending job can be moved up the queue")
         self.cmd.run(["scontrol", "update", f"JobId={job_id}", f"Priority={TOP_PRIORITY}"])
 
-    def set_time_limit(self, job_id: int, seconds: float) -> None:
+    def resize_pending(self, job_id: int, nodes: int) -> None:
+        """``scontrol update JobId=X NumNodes=k-k`` on a pending job: it starts on ``k`` nodes."""
+        job = self.job(job_id)
+        if not job.is_pending:
+            raise InvalidRequest(f"job {job_id} is {job.state}; only a pending job's size can be set")
+        if nodes < 1:
+            raise InvalidRequest(f"a job needs at least 1 node, got {nodes}")
+        # NumNodes min-max both (k alone keeps the maximum: Slurm may start it larger); its tasks
+        # and CPUs scaled with it, whole nodes as before (else Slurm holds it: BadConstraints)
+        shown = self.show_job(job_id)
+        old = max(1, job.node_count)
+        words = [f"NumNodes={nodes}-{nodes}"]
+        for key in ("NumTasks", "NumCPUs"):
+            count = shown.get(key, "").split("-")[0]
+            if count.isdigit():
+                words.append(f"{key}={max(1, math.ceil(int(count) * nodes / old))}")
+        self.cmd.run(["scontrol", "update", f"JobId={job_id}", *words])
+
+    def set_time_limit(self, job_id: int, seconds: float) -> bool:
         """Set the job's time limit (rounded up to whole minutes, as Slurm counts them)."""
         self.job(job_id)
         if seconds <= 0:
             raise InvalidRequest(f"time limit must be positive, got {seconds} s")
         self.cmd.run(["scontrol", "update", f"JobId={job_id}", f"TimeLimit={math.ceil(seconds / 60)}"])
+        return True
 
     # ----- helpers -----------------------------------------------------------------------------
-    def _partition_args(self) -> list[str]:
-        return ["-p", self.partition] if self.partition else []
+    def _partition_args(self, partition: str = "") -> list[str]:
+        """``-p``: the partition given (a job's own), else the one this adapter was made for."""
+        chosen = partition or self.partition
+        return ["-p", chosen] if chosen else []
 
     def _running(self, job_id: int, verb: str, snap: Snapshot | None = None) -> Job:
         job = self.job(job_id, snap)
@@ -357,13 +380,15 @@ class SlurmCluster:
             raise InvalidRequest(f"cannot {verb} job {job_id}: it is {job.state}, not RUNNING")
         return job
 
-    def _cancel_quietly(self, job_id: int | None) -> None:
+    def _cancel_quietly(self, job_id: int | None, name: str | None = None) -> None:
         if job_id is not None:
-            self.cmd.run(["scancel", str(job_id)], check=False)
+            self.cmd.run(["scancel", *([f"--name={name}"] if name else []), str(job_id)], check=False)
 
-    def cancel_quietly(self, job_id: int) -> None:
-        """``scancel`` without complaint if the job has ended already."""
-        self._cancel_quietly(job_id)
+    def cancel_quietly(self, job_id: int, name: str | None = None) -> None:
+        """``scancel`` without complaint if the job has ended already. ``name``: only if the job still
+        bears it: a slurmctld that lost its last seconds of state (killed) gives ids again, and a
+        helper job's id may then be another user's job."""
+        self._cancel_quietly(job_id, name)
 
 
 def _current_user() -> str:

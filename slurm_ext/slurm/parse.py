@@ -12,6 +12,7 @@ One parser for every supported release; the shapes differ:
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -125,7 +126,8 @@ def parse_node(raw: dict[str, Any]) -> Node:
     """One entry of ``sinfo --json``'s ``nodes`` (22.05) or of ``scontrol show nodes --json``."""
     base, flags = _state_and_flags(raw.get("state"), raw.get("state_flags"))
     cpus = int(_number(raw.get("cpus")) or 1)
-    return Node(name=str(raw["name"]), state=_node_state(base, flags), cpus=cpus)
+    parts = tuple(str(x) for x in raw.get("partitions") or ())
+    return Node(name=str(raw["name"]), state=_node_state(base, flags), cpus=cpus, partitions=parts)
 
 
 def _parse_group(raw: dict[str, Any]) -> list[Node]:
@@ -134,7 +136,10 @@ def _parse_group(raw: dict[str, Any]) -> list[Node]:
     state = _node_state(base, flags)
     cpus_raw = raw.get("cpus", {})
     cpus = int(_number(cpus_raw.get("maximum") if isinstance(cpus_raw, dict) else cpus_raw) or 1)
-    return [Node(name=str(name), state=state, cpus=cpus) for name in raw.get("nodes", {}).get("nodes", [])]
+    part = raw.get("partition", {}).get("name")
+    parts = (str(part),) if part else ()
+    return [Node(name=str(name), state=state, cpus=cpus, partitions=parts)
+            for name in raw.get("nodes", {}).get("nodes", [])]  # fmt: skip
 
 
 def parse_nodes(doc: dict[str, Any]) -> list[Node]:
@@ -142,9 +147,11 @@ def parse_nodes(doc: dict[str, Any]) -> list[Node]:
     if "nodes" in doc:
         return [parse_node(raw) for raw in doc["nodes"]]
     seen: dict[str, Node] = {}
-    for group in doc.get("sinfo", []):
+    for group in doc.get("sinfo", []):  # one group per partition and state: a shared node is in several
         for node in _parse_group(group):
-            seen.setdefault(node.name, node)
+            known = seen.setdefault(node.name, node)
+            if known is not node and not set(node.partitions) <= set(known.partitions):
+                seen[node.name] = replace(known, partitions=known.partitions + node.partitions)
     return sorted(seen.values(), key=lambda n: _natural_key(n.name))
 
 

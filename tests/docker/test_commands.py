@@ -11,7 +11,7 @@ from .conftest import SHARED
 pytestmark = pytest.mark.docker
 
 
-@pytest.mark.parametrize("command", ["slurm-ext", "ejb", "ejb-submit", "dmr-run"])
+@pytest.mark.parametrize("command", ["slurm-ext", "ejb", "ejb-submit", "dmr-run", "dmr-config"])
 def test_each_command_is_on_the_path(docker_cluster: DockerCluster, command: str) -> None:
     res = docker_cluster.run(command, "--help")
     assert res.returncode == 0 and "usage" in (res.stdout + res.stderr).lower(), res

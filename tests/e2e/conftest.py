@@ -22,6 +22,7 @@ import pytest
 from dmr_apps import script
 from slurm_ext.config import load_config
 from slurm_ext.local.cluster import LocalCluster
+from slurm_ext.policies.base import Policy
 from slurm_ext.policies.dmr import DMRPolicy
 from slurm_ext.service import Controller, Server, ServiceOptions
 from slurm_ext.slurm.adapter import EXPANDER_PREFIX, RESIZER_PREFIX, SlurmCluster
@@ -49,9 +50,10 @@ def sh(*args: str, check: bool = True, conf: Path | None = None) -> str:
 
 def idle_nodes(conf: Path | None = None) -> int:
     # `sinfo -t idle` also lists nodes still completing a cancelled job (state "completing"):
-    # they are not free yet, and a test started on them sees a smaller cluster
-    out = sh("sinfo", "-h", "-t", "idle", "-o", "%D %T", conf=conf)
-    return sum(int(n) for n, state in (ln.split() for ln in out.splitlines()) if state == "idle")
+    # they are not free yet, and a test started on them sees a smaller cluster. A node in two
+    # partitions is listed twice: counted once.
+    out = sh("sinfo", "-h", "-N", "-t", "idle", "-o", "%N %T", conf=conf)
+    return len({n for n, state in (ln.split() for ln in out.splitlines()) if state == "idle"})
 
 
 @dataclass
@@ -88,12 +90,12 @@ class Slurm:
 
     def dmr_fs(
         self, service: tuple[str, int], launch: int, args: str, name: str = "fs", ppn: int = 2,
-        env: dict[str, str] | None = None,
+        env: dict[str, str] | None = None, sbatch_args: tuple[str, ...] = (),
     ) -> int:  # fmt: skip
         """FS under ``dmr-run`` (one group of ``ppn`` ranks per node), launched on ``launch`` nodes."""
         script = f"{sys.executable} -m dmr --ppn {ppn} -- {sys.executable} {FS} {args}\necho dmr-run-exit $?"
         env = {"DMR_SERVICE": f"{service[0]}:{service[1]}", **(env or {})}
-        return self.sbatch(launch, script, name, env, args=(f"--ntasks-per-node={ppn}",))
+        return self.sbatch(launch, script, name, env, args=(f"--ntasks-per-node={ppn}", *sbatch_args))
 
     def squeue(self) -> list[tuple[int, str, str]]:
         """(id, name, state) of every job on the cluster."""
@@ -155,10 +157,14 @@ def slurm(tmp_path: Path, local_cluster: object) -> Iterator[Slurm]:
     s.cleanup()
 
 
-def start_service(conf: Path, strategy: str = "auto", expand_timeout: float = 5) -> Server:
+def start_service(
+    conf: Path, strategy: str = "auto", expand_timeout: float = 5, policy: Policy | None = None,
+    plan_interval: float = 0.0,
+) -> Server:  # fmt: skip
     backend = SlurmCluster(slurm_conf=conf)
-    options = ServiceOptions(expand_timeout=expand_timeout, snapshot_interval=0.5, expand_strategy=strategy)
-    server = Server(Controller(backend, DMRPolicy(), options), host="127.0.0.1", port=0)
+    options = ServiceOptions(expand_timeout=expand_timeout, snapshot_interval=0.5, expand_strategy=strategy,
+                             plan_interval=plan_interval)  # fmt: skip
+    server = Server(Controller(backend, policy or DMRPolicy(), options), host="127.0.0.1", port=0)
     server.start()
     return server
 
@@ -180,12 +186,17 @@ def service() -> Iterator[Server]:
 
 @pytest.fixture
 def make_service() -> Iterator[Callable[..., Server]]:
-    """``make_service(strategy, conf=None)``: a service with that expansion strategy (stopped after)."""
+    """``make_service(strategy, conf=None, policy=None, plan_interval=0)``: a service with that
+    expansion strategy and policy (DMR by default; the whole-cluster pass off unless given), stopped
+    after the test."""
     started: list[tuple[Server, Path]] = []
 
-    def make(strategy: str = "auto", conf: Path | None = None, expand_timeout: float = 5) -> Server:
+    def make(
+        strategy: str = "auto", conf: Path | None = None, expand_timeout: float = 5,
+        policy: Policy | None = None, plan_interval: float = 0.0,
+    ) -> Server:  # fmt: skip
         conf = conf or load_config().cluster.slurm_conf
-        server = start_service(conf, strategy, expand_timeout)
+        server = start_service(conf, strategy, expand_timeout, policy, plan_interval)
         started.append((server, conf))
         return server
 

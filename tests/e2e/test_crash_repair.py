@@ -19,7 +19,7 @@ from slurm_ext.backend import EXPANDER_PREFIX, RESIZER_PREFIX, served_job
 from slurm_ext.faults import CRASH_ENV, CRASH_EXIT
 from slurm_ext.protocol import free_port
 from slurm_ext.service import journal as jr
-from slurm_ext.slurm.adapter import MERGE_HANDED_OVER, MERGE_RESIZER_GONE
+from slurm_ext.slurm.adapter import MERGE_HANDED_OVER, MERGE_RESIZER_GONE, MERGE_RESIZER_RUNNING
 from slurm_ext.slurm.parse import expand_nodes
 
 from .conftest import idle_nodes, serve_process, sh, stop_process
@@ -30,6 +30,7 @@ pytestmark = pytest.mark.slurm
 # resize of that kind happened by step 2; else not then: its client waits 30 s before asking again)
 CASES = [
     ("merge", jr.EXPAND_DECIDED, "1:4", False),
+    ("merge", MERGE_RESIZER_RUNNING, "1:4", False),  # the resizer holds the nodes, not handed over
     ("merge", MERGE_HANDED_OVER, "1:4", False),  # inside the merge: the resizer gave its nodes up
     ("merge", MERGE_RESIZER_GONE, "1:4", False),  # ... and is cancelled; the job has not taken them
     ("merge", jr.EXPAND_MERGED, "1:4", False),

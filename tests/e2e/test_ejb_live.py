@@ -346,3 +346,100 @@ def test_the_job_completes_when_the_manager_is_killed_as_the_application_launche
     assert not any(what.startswith("launch on subjob") for what in events), events
     assert any("launched before the manager restarted" in what for what in events), events
     assert scenario.leftover(scenario.env_for(conf), tmp_path, out.job) == []
+
+
+def computing_in_a_subjob(manager: Supervised, conf: Path, tmp_path: Path) -> tuple[int, int, dict]:
+    """A job bundled with a background job holding part of the cluster: (its id, the subjob that
+    hosts its 8 ranks, those ranks), a few seconds into its computation."""
+    import time
+
+    from slurm_ext.bench.faults import app_ranks
+
+    env = {**scenario.env_for(conf), "EJB_MANAGER": manager.address}
+    scenario.background(scenario.Shape(), env, tmp_path)
+    fs = f"{scenario.FS} --steps 400 --step-seconds 2 --min 1 --max 64"
+    res = subprocess.run(["ejb-submit", "--parsable", "-N", "4", "--ntasks-per-node=2", "-t", "5", "-J",
+                          "wrapped", "-o", str(tmp_path / "out-%j.txt"), "--wrap",
+                          f"dmr-run -- {sys.executable} {fs}"],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    job = int(res.stdout.strip())
+
+    def hosting() -> int | None:
+        subs = app_status(manager, job)["subjobs"]
+        return next((s["job_id"] for k, s in subs.items() if k != "0" and s["members"]), None)
+
+    sub_job = scenario.wait_for(hosting, 90, 0.5)
+    ranks = scenario.wait_for(lambda: len(app_ranks(sub_job)) == 8 and app_ranks(sub_job), 60, 0.5)
+    time.sleep(3)  # computing, past MPI_Init
+    return job, sub_job, ranks
+
+
+def app_status(manager: Supervised, job: int) -> dict:
+    return request(manager.address, {"op": "status", "eid": job})["apps"][0]
+
+
+def test_a_rank_killed_in_a_subjob_ends_the_bundled_job_everywhere_within_seconds(conf, tmp_path):
+    """The pilot reports its failed group at once; the manager ends the application: its groups,
+    its subjobs and its placeholder go, and nothing waits for the time limit."""
+    import os
+    import signal
+    import time
+
+    from slurm_ext.bench.faults import app_ranks
+
+    manager = Supervised(tmp_path, conf, [])
+    try:
+        job, sub_job, ranks = computing_in_a_subjob(manager, conf, tmp_path)
+        t0 = time.monotonic()
+        os.kill(min(ranks), signal.SIGKILL)
+        scenario.wait_for(lambda: app_status(manager, job)["phase"] == "failed", 30, 0.2)
+        failed_after = time.monotonic() - t0
+        assert failed_after < 15, failed_after
+        assert "cannot go on" in json.dumps(app_status(manager, job)), app_status(manager, job)
+        scenario.wait_for(lambda: not ejb_jobs_running(job, conf) and not app_ranks(sub_job), 60, 0.5)
+    finally:
+        manager.stop()
+
+
+def ejb_jobs_running(job: int, conf: Path) -> list[str]:
+    """J0 and the subjobs of ``job`` still in the queue."""
+    out = sh("squeue", "-h", "-o", "%i %j", conf=conf)
+    return [ln for ln in out.splitlines() if ln.split()[0] == str(job) or f" ejb{job}." in ln]
+
+
+def test_a_rank_killed_while_the_manager_is_away_ends_the_bundled_job_once_it_is_back(conf, tmp_path):
+    """Manager killed, then a rank: the pilot cannot report, so it stops its own groups after the
+    grace; the restarted manager finds the failure the pilot kept for it and ends the job everywhere
+    (no second copy started from nothing, nothing left in the queue)."""
+    import os
+    import signal
+    import time
+
+    from slurm_ext.bench.faults import app_ranks
+
+    manager = Supervised(tmp_path, conf, [], restart_delay=15.0)
+    try:
+        job, sub_job, ranks = computing_in_a_subjob(manager, conf, tmp_path)
+        manager.proc.kill()
+        t0 = time.monotonic()
+        os.kill(min(ranks), signal.SIGKILL)
+        # the pilot stops its groups after the grace by itself, manager or not
+        scenario.wait_for(lambda: not app_ranks(sub_job), 30, 0.2)
+        assert time.monotonic() - t0 < 20
+
+        def phase() -> str | None:  # None while the manager restarts
+            try:
+                return app_status(manager, job)["phase"]
+            except OSError:
+                return None
+
+        scenario.wait_for(lambda: manager.starts == 2 and phase() == "failed", 60, 0.5)
+        scenario.wait_for(lambda: not ejb_jobs_running(job, conf), 60, 0.5)
+        log = (tmp_path / "manager.log").read_text(errors="replace")[-4000:]
+        assert "cannot go on" in json.dumps(app_status(manager, job)), log
+        out = tmp_path / f"out-{job}.txt"
+        text = out.read_text(errors="replace") if out.exists() else ""
+        assert "FS_RESULT " not in text, text[-3000:]
+    finally:
+        manager.stop()

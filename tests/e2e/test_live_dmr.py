@@ -26,7 +26,7 @@ def test_fs_grows_to_the_maximum_on_an_idle_cluster(slurm, service):
 
 
 def test_fs_shrinks_so_a_queued_rigid_job_starts_and_keeps_its_state(slurm, service):
-    # long enough to outlive Slurm 22.05's scheduling stall after a resize (20-40 s, see README)
+    # long enough to outlive Slurm 22.05's scheduling stall after a resize (20-40 s, docs/admin/slurm.md)
     fs = slurm.fs(service.address, "--steps 60 --step-seconds 4 --state-mb 64 --max 4")
     slurm.wait(lambda: (slurm.job(fs) or {}).get("nodes") == 4, timeout=60)
     limit_before = slurm.job(fs)["limit"]

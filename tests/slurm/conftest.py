@@ -37,7 +37,7 @@ class Jobs:
             time.sleep(0.2)
 
     # 60 s: after a pending resizer is cancelled, Slurm 22.05 holds back a job that needs every node
-    # for 20-40 s (see README, "Known Slurm behaviour"); tests that fill the cluster may follow one.
+    # for 20-40 s (docs/admin/slurm.md, known Slurm behaviour); tests that fill the cluster may follow one.
     def wait_running(self, job_id: int, timeout: float = 60) -> None:
         self.wait(lambda: self.slurm.job(job_id).is_running, timeout, f"job {job_id} to run")
 

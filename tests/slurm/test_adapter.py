@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import time
 from collections.abc import Sequence
 
 import pytest
@@ -28,6 +29,18 @@ def test_submit_and_cancel(slurm: SlurmCluster, jobs) -> None:
     assert job.time_limit == 600
     slurm.cancel(job_id)
     jobs.wait(lambda: slurm.snapshot().job(job_id) is None, 15, "cancelled job to leave the queue")
+
+
+def test_a_helper_job_is_cancelled_only_while_it_bears_its_name(slurm: SlurmCluster, jobs) -> None:
+    """After a slurmctld that lost its last state gives an id again, the helper job the service
+    knew by that id may be someone else's: the service cancels by id and name together."""
+    job_id = jobs.submit(1, name="someone-elses")
+    jobs.wait_running(job_id)
+    slurm.cancel_quietly(job_id, expander_name(job_id))
+    time.sleep(1.0)
+    assert slurm.job(job_id).is_running  # not ours by name: left alone
+    slurm.cancel_quietly(job_id, "someone-elses")
+    jobs.wait(lambda: slurm.snapshot().job(job_id) is None, 15, "the job to leave the queue")
 
 
 def test_shrink_three_to_two_to_one_frees_nodes(slurm: SlurmCluster, jobs) -> None:

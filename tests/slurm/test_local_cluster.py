@@ -41,6 +41,18 @@ def test_up_is_idempotent(local_cluster: LocalCluster) -> None:
     assert report.seconds < 5
 
 
+def test_up_resumes_a_drained_node_at_once_and_names_it(local_cluster: LocalCluster) -> None:
+    node = local_cluster.cfg.node_names[-1]
+    env = local_cluster.env
+    drain = ["scontrol", "update", f"NodeName={node}", "State=DRAIN", "Reason=left by a crash"]
+    subprocess.run(drain, env=env, check=True)
+    said: list[str] = []
+    report = LocalCluster(local_cluster.cfg).up(progress=said.append)
+    assert report.already_running and report.seconds < 10, said
+    assert f"resumed {node} (was drained: left by a crash)" in said, said
+    assert local_cluster.node_states()[-1] in ("idle", "allocated", "mixed", "completing"), said
+
+
 def test_up_with_another_size_while_running_is_refused(local_cluster: LocalCluster) -> None:
     with pytest.raises(ClusterError, match="cluster down"):
         LocalCluster(local_cluster.cfg).up(nodes=local_cluster.cfg.nodes + 1)

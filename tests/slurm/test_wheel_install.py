@@ -79,3 +79,14 @@ def test_the_installed_wheel_brings_a_cluster_up_and_down(
     down = run(venv, where, "slurm-ext", "cluster", "down", ELASTIC_SLURM_CONF=str(second))
     assert down.returncode == 0, down.stderr[-2000:]
     assert local_cluster.is_up(), "the session's cluster must be untouched"
+
+
+def test_the_installed_wheel_ships_libdmr_and_a_c_program_runs_on_it(venv: Path, tmp_path: Path) -> None:
+    """`mpicc app.c $(dmr-config --cflags --libs)` with the venv's tools, run with its mpiexec."""
+    flags = run(venv, tmp_path, "dmr-config", "--cflags", "--libs")
+    assert flags.returncode == 0 and str(venv.parent) in flags.stdout, flags.stderr
+    source = ROOT / "tests" / "mpi" / "prog_c_api.c"
+    build = run(venv, tmp_path, "mpicc", str(source), "-o", "prog", *flags.stdout.split())
+    assert build.returncode == 0, build.stderr
+    res = run(venv, tmp_path, "mpiexec", "-n", "2", str(tmp_path / "prog"), DMR_SERVICE="127.0.0.1:1")
+    assert res.returncode == 0 and res.stdout.count("C_API_OK") == 2, res.stdout + res.stderr

@@ -50,3 +50,73 @@ def test_a_placeholder_knows_its_own_subjobs_by_name_and_no_other_application_s(
     assert not is_subjob_of(subjob_name(90, 1), 9)  # another application whose id starts with 9
     assert not is_subjob_of(subjob_name(9, 2), 90)
     assert not is_subjob_of("ejb9.2x", 9) and not is_subjob_of("ejb9", 9) and not is_subjob_of("job9.2", 9)
+
+
+def test_a_pilot_reports_a_failed_group_at_once_and_stops_its_others(monkeypatch):
+    import subprocess
+
+    from dmr import launch
+
+    monkeypatch.setattr(launch, "FAIL_GRACE", 0.3)
+    a, b = socket.socketpair()
+    p = Pilot(LaunchSpec(argv=["true"], cwd="/"), 7, ["n1", "n2"], "127.0.0.1:1:s3cret:sub")
+    p.sock = a
+    blocked = subprocess.Popen(["sleep", "60"])  # a group waiting in MPI on the dead ranks
+    dying = subprocess.Popen(["sh", "-c", "sleep 0.3; kill -9 $$"])
+    p.procs = [blocked, dying]
+    p.nodes_of = {blocked.pid: "n1", dying.pid: "n2"}
+    p.reported = False
+    threading.Thread(target=p.watch, daemon=True).start()
+    b.settimeout(10)
+    reader = b.makefile()
+    failed = json.loads(reader.readline())
+    assert failed["op"] == "failed" and failed["code"] == 137
+    assert failed["why"] == "the group on n2 of job 7 was killed by signal 9 (SIGKILL)"
+    ended = json.loads(reader.readline())  # then, every group gone: the usual report
+    assert ended["op"] == "ended" and blocked.poll() is not None
+    a.close()
+    b.close()
+
+
+def test_groups_stopped_on_an_order_are_no_failure():
+    import subprocess
+
+    a, b = socket.socketpair()
+    p = Pilot(LaunchSpec(argv=["true"], cwd="/"), 7, ["n1"], "127.0.0.1:1:s3cret:sub")
+    p.sock = a
+    p.procs = [subprocess.Popen(["sleep", "60"])]
+    p.reported = False
+    p.stop()  # the manager's "exit": terminated, not failed
+    p._watch_failure()
+    assert not p.failed
+    a.close()
+    b.close()
+
+
+def test_a_failure_seen_while_the_coordinator_is_away_comes_with_the_next_hello(monkeypatch):
+    import subprocess
+
+    from dmr import launch
+
+    monkeypatch.setattr(launch, "FAIL_GRACE", 0.2)
+    port = free_port()
+    p = Pilot(LaunchSpec(argv=["true"], cwd="/"), 7, ["n1", "n2"], f"127.0.0.1:{port}:s3cret:sub")
+    blocked = subprocess.Popen(["sleep", "60"])
+    dying = subprocess.Popen(["sh", "-c", "kill -9 $$"])
+    p.procs = [blocked, dying]
+    p.nodes_of = {blocked.pid: "n1", dying.pid: "n2"}
+    p.reported = False
+    threading.Thread(target=p.watch, daemon=True).start()  # p.sock is None: nobody to tell
+    deadline = time.monotonic() + 10
+    while blocked.poll() is None and time.monotonic() < deadline:  # stopped without a coordinator
+        time.sleep(0.05)
+    assert blocked.poll() is not None
+    with socket.create_server(("127.0.0.1", port)) as srv:
+        assert p.connect()  # the coordinator is back
+        conn, _ = srv.accept()
+        with conn, conn.makefile() as f:
+            hello = json.loads(f.readline())
+    assert hello["op"] == "hello" and not hello["running"]
+    assert hello["failed"]["code"] == 137 and "the group on n2 of job 7" in hello["failed"]["why"]
+    assert p.sock is not None
+    p.sock.close()

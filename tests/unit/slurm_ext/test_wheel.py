@@ -22,6 +22,10 @@ def test_the_wheel_carries_the_configuration_and_finds_it_installed(tmp_path: Pa
         names = set(z.namelist())
         z.extractall(site)
     assert {"slurm_ext/data/conf/elastic.yaml", "slurm_ext/data/conf/templates/slurm.conf.in"} <= names
+    assert {
+        "slurm_ext/data/conf/systemd/elastic-slurm.service.in",
+        "slurm_ext/data/conf/systemd/ejb-manager.service.in",
+    } <= names
     probe = (
         "import slurm_ext.config as c; from slurm_ext.local.render import render;"
         "cfg = c.load_config(); print(c.CONF_DIR); print(len(render('slurm.conf', cfg.cluster)))"

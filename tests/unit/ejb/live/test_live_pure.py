@@ -39,6 +39,18 @@ def test_a_subjob_keeps_the_users_options_and_gets_ejbs_shape_name_output_and_pi
     assert argv.count("--parsable") == 1
 
 
+def test_a_subjob_never_carries_the_users_array_dependency_begin_mail_or_requeue():
+    options: list[list[str | None]] = [
+        ["--array", "1-10%2"], ["--dependency", "afterok:5"], ["--begin", "now+1hour"],
+        ["--mail-type", "ALL"], ["--mail-user", "me@x"], ["--requeue", None], ["--account", "physics"],
+    ]  # fmt: skip
+    argv = jobs.subjob_argv(options, ["job.sh"], 2, 900, "ejb70.1", "/w/o", "p")
+    users = ("--array", "--dependency", "--begin", "--mail-user", "--requeue")
+    assert not any(w.startswith(users) for w in argv)
+    # and what the script's #SBATCH lines may ask for is overridden on the command line
+    assert "--mail-type=NONE" in argv and "--no-requeue" in argv and "--account=physics" in argv
+
+
 def test_an_unlimited_subjob_has_no_time_option_and_export_none_keeps_only_the_pilot():
     argv = jobs.subjob_argv(
         [["--export", "NONE"]], ["--wrap", "dmr-run -- a.py"], 1, math.inf, "ejb1.2", "", "p"

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import replace
 
-from slurm_ext.backend import RESIZER_PREFIX
+from slurm_ext.backend import RESIZER_PREFIX, ClusterBackend
 from slurm_ext.errors import ResizeTimeout
-from slurm_ext.model import Job, JobState, Node, NodeState, Snapshot
+from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState, Snapshot
 
 
-class MemoryBackend:
+class MemoryBackend(ClusterBackend):
     def __init__(self, nodes: int) -> None:
         self.names = [f"n{i + 1}" for i in range(nodes)]
         self.jobs: dict[int, Job] = {}
@@ -26,14 +27,16 @@ class MemoryBackend:
         self.expand_delay = 0.0
 
     def add(
-        self, job_id: int, count: int, pending: bool = False, limit: float = 3600.0, user: str = "root"
-    ) -> Job:
+        self, job_id: int, count: int, pending: bool = False, limit: float = 3600.0, user: str = "root",
+        malleable: MalleableSpec | None = None,
+    ) -> Job:  # fmt: skip
         with self.lock:
             nodes = () if pending else tuple(self._idle()[:count])
             assert pending or len(nodes) == count, "not enough idle nodes"
             state = JobState.PENDING if pending else JobState.RUNNING
             job = Job(job_id, state, count, nodes=nodes, start_time=time.time(), time_limit=limit, user=user,
-                      submit_time=float(job_id), reason="Resources" if pending else "")  # fmt: skip
+                      submit_time=float(job_id), reason="Resources" if pending else "",
+                      malleable=malleable)  # fmt: skip
             self.jobs[job_id] = job
             return job
 
@@ -69,8 +72,14 @@ class MemoryBackend:
     def raise_priority(self, job_id: int) -> None:
         self.calls.append(("raise_priority", job_id))
 
-    def set_time_limit(self, job_id: int, seconds: float) -> None:
+    def resize_pending(self, job_id: int, nodes: int) -> None:
+        self.calls.append(("resize_pending", job_id, nodes))
+        with self.lock:
+            self.jobs[job_id] = replace(self.jobs[job_id], node_count=nodes)
+
+    def set_time_limit(self, job_id: int, seconds: float) -> bool:
         self.calls.append(("set_time_limit", job_id, round(seconds)))
+        return True
 
     def cancel_orphan_resizers(self, older_than: float, snap: Snapshot | None = None) -> list[int]:
         # Same contract as SlurmCluster.cancel_orphan_resizers (tested on the real cluster).
@@ -93,12 +102,12 @@ class MemoryBackend:
         with self.lock:
             self.jobs.pop(job_id, None)
 
-    def cancel_quietly(self, job_id: int) -> None:
+    def cancel_quietly(self, job_id: int, name: str | None = None) -> None:
         self.calls.append(("cancel", job_id))
-        self.cancel(job_id)
+        job = self.jobs.get(job_id)
+        if job is not None and (name is None or job.name == name):
+            self.cancel(job_id)
 
 
 def _with(job: Job, nodes: tuple[str, ...]) -> Job:
-    from dataclasses import replace
-
     return replace(job, nodes=nodes, node_count=len(nodes))

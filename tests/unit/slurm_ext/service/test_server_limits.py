@@ -93,7 +93,8 @@ def test_connection_cap_and_idle_timeout(served):
     _, server = served
     idle = [socket.create_connection(server.address) for _ in range(8)]
     time.sleep(0.2)
-    with socket.create_connection(server.address) as extra:
+    with socket.create_connection(server.address) as extra:  # past the cap: refused at its request
+        extra.sendall(check(1, 1, ["n1"], hi=1).encode())
         lines = _lines(extra)
     assert len(lines) == 1 and b"too many connections" in lines[0]
     for sock in idle:  # silent clients are dropped after the idle timeout, freeing their slots

@@ -144,6 +144,23 @@ def test_shrink_without_all_acks_never_shrinks():
     assert cluster.job(waiting).state.value == "PENDING"
 
 
+def test_a_shrink_the_application_never_reports_ready_is_settled_at_the_deadline():
+    """A rank lost during a shrink: no acks, no shrink_ready. The shrink does not stay in flight
+    for good: past the commit timeout it is settled from what runs (here: dropped, the job keeps
+    its nodes), and the job can be resized again."""
+    cluster, ctl = make_sim(commit_timeout=0.3, ack_timeout=0.1, repair_grace=0.1)
+    cluster.submit(JobRequest(4))
+    cluster.submit(JobRequest(2))
+    d = ctl.check(check(1, 4, ["n3", "n1", "n4", "n2"]))
+    assert d.action == "shrink"
+    ctl.housekeeping()
+    assert ctl.inflight.get(1) is not None  # before its deadline: left alone
+    time.sleep(0.4)
+    ctl.housekeeping()
+    assert ctl.inflight.get(1) is None and nodes_of(cluster, 1) == ("n1", "n2", "n3", "n4")
+    assert ctl.check(check(1, 4, ["n3", "n1", "n4", "n2"])).action == "shrink"  # decided anew
+
+
 def test_only_the_leaving_ranks_acks_count_whatever_the_client_says():
     # the service counts the leaving ranks itself: "acks=0" or acks from staying ranks (0, 1)
     # or from ranks that do not exist cannot release nodes whose tasks still run
@@ -251,6 +268,16 @@ def test_unknown_job_is_no_action(job_id):
     _, ctl = make_sim()
     d = ctl.check(check(job_id, 1, ["n1"]))
     assert d.action == "none" and "not running" in d.reason
+
+
+def test_a_check_from_a_job_the_cached_snapshot_shows_pending_reads_the_cluster_again():
+    # a fast-starting program (C on libdmr) checks before the service's next snapshot saw it start
+    backend, ctl = make()
+    backend.add(1, 1, pending=True)
+    ctl.cache.fresh()  # cached: job 1 pending
+    started = backend.add(1, 1)  # it starts and checks at once
+    d = ctl.check(check(1, 1, list(started.nodes)))
+    assert d.action == "expand", d.reason
 
 
 def test_housekeeping_cancels_only_stale_resizers():

@@ -3,7 +3,7 @@
 CPython 3.11 specialises ("quickens") a function's bytecode after it has been entered, or has
 taken an unconditional backward jump, a few times. ``Simulator.advance`` is entered once per run,
 so its loop must jump back unconditionally; a loop that ends in a test left it unspecialised
-for the whole run (43 % more instructions for EASY; README "Simulator speed", step 15).
+for the whole run (43 % more instructions for EASY; benchmarks/results/simulator-speed-history.md, step 15).
 """
 
 from __future__ import annotations

@@ -135,3 +135,12 @@ def test_a_range_declared_in_the_comment_makes_the_job_malleable() -> None:
     assert cluster.job(job_id).malleable == MalleableSpec(1, 4)
     assert cluster.job(other).malleable == MalleableSpec(1, 2)
     assert cluster.job(cluster.submit(JobRequest(1))).malleable is None
+
+
+def test_a_named_cancel_spares_a_job_of_another_name() -> None:
+    cluster = SimCluster.empty(4)
+    job_id = cluster.submit(JobRequest(1, time_limit=600, name="someone-elses"))
+    cluster.cancel_quietly(job_id, "expander-for-1")
+    assert cluster.job(job_id).is_running
+    cluster.cancel_quietly(job_id, "someone-elses")
+    assert cluster.snapshot().job(job_id) is None

@@ -75,6 +75,7 @@ def test_nodes(release: str) -> None:
     assert [n.name for n in snap.nodes] == ["n1", "n2", "n3", "n4"]
     assert {n.state for n in snap.nodes} == {NodeState.ALLOCATED} and snap.free == 0
     assert {n.cpus for n in snap.nodes} == {2}
+    assert {n.partitions for n in snap.nodes} == {("debug",)}
 
 
 def test_test_only(release: str) -> None:
@@ -140,6 +141,21 @@ def test_grouped_sinfo_flags() -> None:
         ("n2", NodeState.DRAIN, 4),
         ("n10", NodeState.DRAIN, 4),
     ]
+
+
+def test_a_node_in_two_partitions_is_one_node_in_both() -> None:
+    # 24.11+: one group per partition (and state); 22.05: each node lists its partitions
+    grouped = {"sinfo": [
+        {"nodes": {"nodes": ["n1", "n2"]}, "node": {"state": ["IDLE"]}, "partition": {"name": "all"}},
+        {"nodes": {"nodes": ["n2"]}, "node": {"state": ["IDLE"]}, "partition": {"name": "upper"}},
+    ]}  # fmt: skip
+    listed = {"nodes": [{"name": "n1", "state": "idle", "partitions": ["all"]},
+                        {"name": "n2", "state": "idle", "partitions": ["all", "upper"]}]}  # fmt: skip
+    for doc in (grouped, listed):
+        assert [(n.name, n.partitions) for n in parse_nodes(doc)] == [
+            ("n1", ("all",)),
+            ("n2", ("all", "upper")),
+        ]
 
 
 def test_release_ordering() -> None:
