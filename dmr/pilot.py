@@ -59,8 +59,8 @@ class Pilot:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.nodes_of: dict[int, str] = {}  # pid -> node of each group launched here
         self.stopping = False  # groups stopped on an order are no failure
-        self.failed = False  # a failure was seen (and reported once)
-        self.failure: dict[str, Any] | None = None  # its report, in every hello: a coordinator away hears it
+        # a failed group's report, sent in every hello: a coordinator that was away hears it
+        self.failure: dict[str, Any] | None = None
         self.lock = threading.Lock()
         self.sock: socket.socket | None = None
         self.reported = True  # no groups yet: nothing to report
@@ -157,16 +157,14 @@ class Pilot:
 
     def _watch_failure(self) -> None:
         with self.lock:
-            if self.failed or self.stopping:
+            if self.failure is not None or self.stopping:
                 return
             bad = next((p for p in self.procs if p.poll()), None)
             if bad is None:
                 return
-            self.failed = True
-        node = self.nodes_of.get(bad.pid, "?")
-        why = launch.group_failed(node, self.job_id, bad.returncode)
+            why = launch.group_failed(self.nodes_of.get(bad.pid, "?"), self.job_id, bad.returncode)
+            self.failure = {"op": "failed", "code": launch.exit_code(bad.returncode), "why": why}  # seen once
         _say(f"{why}: its peers cannot go on; stopping the application's groups in {launch.FAIL_GRACE:g} s")
-        self.failure = {"op": "failed", "code": launch.exit_code(bad.returncode), "why": why}
         self.send(self.failure)
         end = time.monotonic() + launch.FAIL_GRACE
         while time.monotonic() < end and self.running():

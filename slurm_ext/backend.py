@@ -105,8 +105,9 @@ class ClusterBackend(Protocol):
         """The job's application steps running on any of ``nodes``; None: this backend has no steps."""
         return None
 
-    def resize_pending(self, job_id: int, nodes: int) -> None:
-        """Set a pending job's node count (it starts on ``nodes`` nodes)."""
+    def resize_pending(self, job_id: int, nodes: int, time_limit: float | None = None) -> None:
+        """Set a pending job's node count (it starts on ``nodes`` nodes) and, if given, its time limit
+        in seconds, in one update."""
         raise InvalidRequest("this backend cannot change a pending job's size")
 
     def set_time_limit(self, job_id: int, seconds: float) -> bool:

@@ -28,6 +28,10 @@ def partition_view(snap: Snapshot, partitions: str) -> Snapshot:
     names = {p for p in partitions.split(",") if p}
     if not names or not any(n.partitions for n in snap.nodes):
         return snap
+    if all(names.issuperset(n.partitions) for n in snap.nodes) and all(
+        names.issuperset(j.partition.split(",")) for j in snap.jobs if j.partition
+    ):
+        return snap  # one partition (the usual case): nothing to take out, no map to build
     members: dict[str, set[str]] = {}
     for node in snap.nodes:
         for p in node.partitions:

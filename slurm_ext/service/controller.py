@@ -453,9 +453,8 @@ class Controller:
             self.events.emit("mold", job.job_id, ok=False, old=job.node_count, new=d.nodes, reason=why)
             return
         try:
-            self.backend.resize_pending(job.job_id, d.nodes)
-            if job.time_limit is not None:
-                self.backend.set_time_limit(job.job_id, job.time_limit * job.node_count / d.nodes)
+            limit = None if job.time_limit is None else job.time_limit * job.node_count / d.nodes
+            self.backend.resize_pending(job.job_id, d.nodes, limit)
         except Exception as exc:
             self.events.emit("mold", job.job_id, ok=False, old=job.node_count, new=d.nodes, reason=str(exc))
             return

@@ -342,31 +342,42 @@ class SlurmCluster:
             raise InvalidRequest(f"job {job_id} is {job.state}; only a pending job can be moved up the queue")
         self.cmd.run(["scontrol", "update", f"JobId={job_id}", f"Priority={TOP_PRIORITY}"])
 
-    def resize_pending(self, job_id: int, nodes: int) -> None:
-        """``scontrol update JobId=X NumNodes=k-k`` on a pending job: it starts on ``k`` nodes."""
-        job = self.job(job_id)
-        if not job.is_pending:
-            raise InvalidRequest(f"job {job_id} is {job.state}; only a pending job's size can be set")
+    def resize_pending(self, job_id: int, nodes: int, time_limit: float | None = None) -> None:
+        """``scontrol update JobId=X NumNodes=k-k`` on a pending job: it starts on ``k`` nodes; with
+        ``time_limit`` (seconds) its limit set in the same update. One ``scontrol show job``, one update."""
         if nodes < 1:
             raise InvalidRequest(f"a job needs at least 1 node, got {nodes}")
+        shown = self.show_job(job_id)
+        if not shown:
+            raise JobNotFound(f"job {job_id} is not pending or running on this cluster (unknown or finished)")
+        if shown.get("JobState") != "PENDING":
+            raise InvalidRequest(
+                f"job {job_id} is {shown.get('JobState')}; only a pending job's size can be set"
+            )
         # NumNodes min-max both (k alone keeps the maximum: Slurm may start it larger); its tasks
         # and CPUs scaled with it, whole nodes as before (else Slurm holds it: BadConstraints)
-        shown = self.show_job(job_id)
-        old = max(1, job.node_count)
+        old = int(shown.get("NumNodes", "1").split("-")[0] or 1) or 1
         words = [f"NumNodes={nodes}-{nodes}"]
         for key in ("NumTasks", "NumCPUs"):
             count = shown.get(key, "").split("-")[0]
             if count.isdigit():
                 words.append(f"{key}={max(1, math.ceil(int(count) * nodes / old))}")
+        if time_limit is not None:
+            words.append(f"TimeLimit={self._minutes(time_limit)}")
         self.cmd.run(["scontrol", "update", f"JobId={job_id}", *words])
 
     def set_time_limit(self, job_id: int, seconds: float) -> bool:
         """Set the job's time limit (rounded up to whole minutes, as Slurm counts them)."""
         self.job(job_id)
+        self.cmd.run(["scontrol", "update", f"JobId={job_id}", f"TimeLimit={self._minutes(seconds)}"])
+        return True
+
+    @staticmethod
+    def _minutes(seconds: float) -> int:
+        """A limit in whole minutes, as Slurm counts them (rounded up)."""
         if seconds <= 0:
             raise InvalidRequest(f"time limit must be positive, got {seconds} s")
-        self.cmd.run(["scontrol", "update", f"JobId={job_id}", f"TimeLimit={math.ceil(seconds / 60)}"])
-        return True
+        return math.ceil(seconds / 60)
 
     # ----- helpers -----------------------------------------------------------------------------
     def _partition_args(self, partition: str = "") -> list[str]:

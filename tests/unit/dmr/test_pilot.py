@@ -88,7 +88,7 @@ def test_groups_stopped_on_an_order_are_no_failure():
     p.reported = False
     p.stop()  # the manager's "exit": terminated, not failed
     p._watch_failure()
-    assert not p.failed
+    assert p.failure is None
     a.close()
     b.close()
 

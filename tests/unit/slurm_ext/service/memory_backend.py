@@ -72,8 +72,10 @@ class MemoryBackend(ClusterBackend):
     def raise_priority(self, job_id: int) -> None:
         self.calls.append(("raise_priority", job_id))
 
-    def resize_pending(self, job_id: int, nodes: int) -> None:
-        self.calls.append(("resize_pending", job_id, nodes))
+    def resize_pending(self, job_id: int, nodes: int, time_limit: float | None = None) -> None:
+        self.calls.append(
+            ("resize_pending", job_id, nodes, None if time_limit is None else round(time_limit))
+        )
         with self.lock:
             self.jobs[job_id] = replace(self.jobs[job_id], node_count=nodes)
 

@@ -45,7 +45,7 @@ def test_a_job_with_a_range_is_molded_to_the_size_decided_and_checked_when_it_st
     backend.add(1, 6)
     backend.add(9, 4, pending=True, limit=600.0, malleable=MalleableSpec(1, 4))
     ctl = plan(backend, 2, tmp_path)
-    assert backend.calls[:3] == [("resize_pending", 9, 2), ("set_time_limit", 9, 1200), ("raise_priority", 9)]
+    assert backend.calls[:2] == [("resize_pending", 9, 2, 1200), ("raise_priority", 9)]
     assert ctl.molded == {9: 2}
     with backend.lock:  # Slurm starts it on the 2 free nodes
         del backend.jobs[9]
