@@ -22,6 +22,16 @@ start_munge() {
   wait_until 10 munged bash -c 'munge -n </dev/null | unmunge'
 }
 
+# Two ordinary users, as a site has them (same ids in every container: Slurm passes uids); their
+# home is the volume every node mounts, where their jobs write.
+add_users() {
+  local uid=2001 user
+  for user in alice bob; do
+    id "$user" >/dev/null 2>&1 || useradd -u "$uid" -U -M -d "/shared/$user" -s /bin/bash "$user"
+    uid=$(( uid + 1 ))
+  done
+}
+
 # The toolkit's commands as `pip install` would make them: the repository is mounted read-only on
 # PYTHONPATH (never installed in an image, so an image serves any checkout of the same recipe).
 install_commands() {
@@ -83,6 +93,7 @@ case "$role" in
     SLURM_CONF=/run/slurmdbd-etc/slurm.conf exec slurmdbd -D
     ;;
   slurmctld)
+    add_users
     start_munge
     state=$(sed -n 's/^StateSaveLocation=//p' "$ETC/slurm.conf")
     mkdir -p "$state" "$(dirname "$state")/run" "$(dirname "$state")/log"
@@ -93,6 +104,7 @@ case "$role" in
     ;;
   slurmd)
     install_commands
+    add_users
     start_munge
     state=$(sed -n 's/^StateSaveLocation=//p' "$ETC/slurm.conf")
     base=$(dirname "$state")
@@ -101,6 +113,10 @@ case "$role" in
     ;;
   login)
     install_commands
+    add_users
+    for user in alice bob; do  # their homes, on the shared volume
+      install -d -o "$user" -g "$user" "/shared/$user"
+    done
     # libdmr for this image's Python, into the volume every node mounts (DMR_LIBDIR, compose file)
     if python3 -m dmr.toolchain --build "$DMR_LIBDIR" >/dev/null; then
       log login "built libdmr in $DMR_LIBDIR"

@@ -268,10 +268,11 @@ def _ppn(req: Request) -> int:
     return 1
 
 
-def bundle(req: Request) -> int:
+def bundle(req: Request, typed: list[str]) -> int:
     """Submit the placeholder J0 (the user's job, its dmr-run a pilot) and hand it to the manager.
 
     Whatever goes wrong after J0 is in the queue, J0 runs the job by itself: never a lost job.
+    ``typed``: the command line as the user typed it (``ejb status`` shows it).
     """
     manager = manager_address(req.ejb.get("manager"))
     pilot_at = _manager(manager) or manager
@@ -289,6 +290,7 @@ def bundle(req: Request) -> int:
             "script": _script_words(req), "cwd": os.getcwd(), "env": dict(os.environ), "ppn": _ppn(req),
             "o_max": int(req.ejb["o_max"]) if "o_max" in req.ejb else None,
             "migration": float(req.ejb["migration"]) if "migration" in req.ejb else None,
+            "command": shlex.join(["ejb-submit", *typed]),
         })  # fmt: skip
         why = None if reply.get("ok") else str(reply.get("error"))
     except (OSError, ValueError) as exc:
@@ -360,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
             starts_in, why = _starts_in(req)
             why = why or not_bundled_because(req, starts_in)
             if why is None:
-                return bundle(req)
+                return bundle(req, argv)
         if "require" in ejb:
             raise NotBundled(str(why).removeprefix("warning: "))
     except NotBundled as exc:

@@ -3,12 +3,14 @@
 # store by the hash of its inputs); then, for each release, bring the compose cluster up, run tests/docker
 # against it (the adapter, MPI across containers, the main demo growing FS by merge), take it down; then
 # the same cluster without permit_job_expansion for the expansion switch test and the demo growing FS by
-# expander jobs: both expansion strategies on every release. Prints the time each step took.
-# ELASTIC_DOCKER_RELEASES narrows the list.
+# expander jobs: both expansion strategies on every release; then a site's cluster (select/cons_tres,
+# 4-CPU nodes, users alice and bob: tests/docker/test_site.py) on ELASTIC_DOCKER_SITE_RELEASES (24.11).
+# Prints the time each step took. ELASTIC_DOCKER_RELEASES narrows the list.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 RELEASES=${ELASTIC_DOCKER_RELEASES:-"22.05 24.11 26.05"}
+SITE_RELEASES=${ELASTIC_DOCKER_SITE_RELEASES:-"24.11"}
 
 if ! command -v debootstrap >/dev/null; then
   echo "docker-ci: apt-get install debootstrap"
@@ -46,6 +48,16 @@ for r in $RELEASES; do
   t5=$(now)
   rows+=("$(printf '%-7s %9s %9s %9s %9s %11s' "$r" "$build_s" "$(secs "$t1" "$t2")" \
     "$(secs "$t2" "$t3")" "$(secs "$t3" "$t4")" "$(secs "$t4" "$t5")")")
+done
+for r in $SITE_RELEASES; do
+  [[ " $RELEASES " == *" $r "* ]] || continue
+  echo "=== Slurm $r: a site's cluster (select/cons_tres, 4-CPU nodes, alice and bob) ==="
+  t1=$(now)
+  $PY -m slurm_ext cluster up --docker --release "$r" --nodes 4 --select cons_tres --cpus-per-node 4
+  ELASTIC_DOCKER=1 ELASTIC_DOCKER_RELEASE="$r" ELASTIC_DOCKER_SELECT=cons_tres \
+    $PY -m pytest -q -m docker tests/docker/test_site.py
+  $PY -m slurm_ext cluster down --docker
+  echo "site cluster on $r took $(secs "$t1" "$(now)") s"
 done
 echo
 printf '%-7s %9s %9s %9s %9s %11s\n' release "build s" "up s" "tests s" "down s" "no-exp s"

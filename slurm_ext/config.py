@@ -43,6 +43,9 @@ class ClusterConfig:
     partition: str
     bf_interval: int
     expansion: bool  # SchedulerParameters=permit_job_expansion (off by default in Slurm since 19.05)
+    select: (
+        str  # SelectType: linear (whole nodes) or cons_tres (Slurm's default since 23.02: jobs share nodes)
+    )
     state_dir: Path
     slurmctld_port: int
     slurmdbd_port: int
@@ -104,6 +107,8 @@ class Config:
 # -- the file's typed model (defaults = conf/elastic.yaml) ---------------------------------------
 PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
 ExpandStrategy = Literal["auto", "merge", "expander"]
+Select = Literal["linear", "cons_tres"]
+SELECTS: tuple[str, ...] = ("linear", "cons_tres")
 
 
 class _Section(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -115,6 +120,7 @@ class ClusterSection(_Section):
     nodes: PositiveInt = 8
     cpus_per_node: PositiveInt = 2
     expansion: bool = True
+    select: Select = "linear"
     real_memory_mb: PositiveInt = 1000
     partition: str = "debug"
     bf_interval: PositiveInt = 1
@@ -251,6 +257,7 @@ def load_config(path: Path | None = None) -> Config:
         partition=c.partition,
         bf_interval=c.bf_interval,
         expansion=c.expansion,
+        select=c.select,
         state_dir=Path(f.paths.state_dir),
         slurmctld_port=ports.slurmctld,
         slurmdbd_port=ports.slurmdbd,

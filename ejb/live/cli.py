@@ -101,6 +101,11 @@ def status_cmd(
     head = ["job (J0)", "user", "state", "P x R", "progress", subjobs, "migrations"]
     print_table(table(head, rows, left=3, wrap=[subjobs]))
     console.print("* = ranks of the application run there")
+    for app in reply["apps"]:
+        if app.get("command"):
+            console.print(
+                f"{app['eid']}  submitted as: {app['command']}", markup=False, highlight=False, soft_wrap=True
+            )
     if events:
         for app in reply["apps"]:
             for t, what in app["events"]:

@@ -172,6 +172,7 @@ class Manager:
                 ppn=max(1, int(req.get("ppn", 1))),
                 o_max=int(req.get("o_max") or self.params.o_max),
                 migration_cost=float(req.get("migration") or self.params.migration),
+                command=str(req.get("command", "")),
                 nodes=job.node_count, limit=float(job.time_limit or 3600.0), partition=job.partition,
                 output=jobs.output_of(self.backend.stdout_of(eid) or job.stdout, job),
                 submitted=time.time(),

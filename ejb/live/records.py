@@ -58,6 +58,7 @@ class AppRecord:
     ppn: int  # tasks per node the job asked for
     o_max: int = 4  # most ranks per CPU (ejb-submit --ejb-o-max, else the manager's)
     migration_cost: float = 10.0  # seconds a migration costs, for EJB-sched (--ejb-migration)
+    command: str = ""  # the user's command line as typed (as scontrol's SubmitLine shows it to all)
     nodes: int = 0  # P: J0's node count (from Slurm)
     partition: str = ""  # J0's partition(s), Slurm's comma list: its subjobs' slots are found there
     limit: float = 0.0  # R: J0's time limit, seconds (from Slurm)

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from slurm_ext.config import SELECTS
 from slurm_ext.containers import compose, images
 from slurm_ext.containers.releases import spec
 
@@ -132,11 +133,18 @@ class DockerCluster:
         expansion: bool = True,
         progress: Progress = _silent,
         timeout: float = 120,
+        select: str = "linear",
+        cpus_per_node: int = 2,
     ) -> UpReport:
-        """Build (or find) the image, start the containers and wait until every node is idle."""
+        """Build (or find) the image, start the containers and wait until every node is idle.
+        ``select``: linear or cons_tres (a site's: nodes shared by small jobs, allocated by core)."""
         spec(release)
         if nodes < 1:
             raise DockerClusterError(f"--nodes must be at least 1, got {nodes}")
+        if cpus_per_node < 1:
+            raise DockerClusterError(f"--cpus-per-node must be at least 1, got {cpus_per_node}")
+        if select not in SELECTS:
+            raise DockerClusterError(f"--select must be one of {', '.join(SELECTS)}, got {select!r}")
         self.check_tools()
         current = self.running_release()
         if current is not None:
@@ -153,9 +161,12 @@ class DockerCluster:
         image = images.build(release, progress)
         progress(f"image {image.tag} ({'built' if image.built else 'cached'}, {image.seconds:.1f} s)")
         file = compose.write(nodes)
-        env = {"SLURM_RELEASE": release, "SLURM_EXPANSION": "1" if expansion else "0"}
+        env = {"SLURM_RELEASE": release, "SLURM_EXPANSION": "1" if expansion else "0", "SLURM_SELECT": select,
+               "SLURM_CPUS_PER_NODE": str(cpus_per_node)}  # fmt: skip
         start = time.monotonic()
-        progress(f"docker-compose up: {nodes} nodes, Slurm {release}")
+        progress(
+            f"docker-compose up: {nodes} nodes of {cpus_per_node} CPUs, Slurm {release}, select/{select}"
+        )
         res = self._compose(file, "up", "-d", "--no-build", env=env)
         try:
             if res.returncode != 0:

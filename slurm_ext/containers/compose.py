@@ -70,6 +70,7 @@ def compose_doc(nodes: int) -> dict[str, Any]:
                 "NODES": str(nodes),
                 "EXPANSION": "${SLURM_EXPANSION:-1}",
                 "CPUS_PER_NODE": "${SLURM_CPUS_PER_NODE:-2}",
+                "SELECT": "${SLURM_SELECT:-linear}",
             },
             network_mode="none",
         ),

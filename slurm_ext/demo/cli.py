@@ -33,6 +33,12 @@ def demo_cmd(
     app: str = typer.Option(
         "python", help="The malleable app: python (Flexible Sleep, mpi4py), c or fortran (Jacobi on libdmr)"
     ),
+    user: str | None = typer.Option(
+        None,
+        "--user",
+        help="Submit the app and the other jobs as this user, the service staying this command's "
+        "(root): as at a site [default: this command's user]",
+    ),
 ) -> None:
     """Show elasticity on the local cluster, narrated.
 
@@ -51,8 +57,11 @@ def demo_cmd(
     if app not in APPS:
         typer.secho(f"error: --app must be one of {', '.join(APPS)}", err=True)
         raise typer.Exit(2)
+    if user is not None and not _user_exists(user) and not docker:
+        typer.secho(f"error: --user {user}: no such user here", err=True)
+        raise typer.Exit(2)
     if docker:
-        _in_login_container(resize_only, expand_strategy, app)
+        _in_login_container(resize_only, expand_strategy, app, user)
         return
 
     conf = load_config().cluster.slurm_conf
@@ -78,6 +87,7 @@ def demo_cmd(
                 host=service_host,
                 workdir=workdir,
                 app=app,
+                user=user,
             )
             if not result["ok"]:
                 raise typer.Exit(1)
@@ -88,7 +98,17 @@ def demo_cmd(
         raise typer.Exit(1) from exc
 
 
-def _in_login_container(resize_only: bool, expand_strategy: str, app: str) -> None:
+def _user_exists(name: str) -> bool:
+    import pwd
+
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
+
+
+def _in_login_container(resize_only: bool, expand_strategy: str, app: str, user: str | None) -> None:
     """``slurm-ext demo`` inside the login container: the repository is mounted there, the nodes reach
     the service at the container's host name, and FS's files go to the volume every node mounts."""
     from slurm_ext.containers.cluster import DockerCluster
@@ -100,6 +120,7 @@ def _in_login_container(resize_only: bool, expand_strategy: str, app: str) -> No
         raise typer.Exit(2)
     args = ["python3", "-m", "slurm_ext", "demo", "--expand-strategy", expand_strategy, "--app", app]
     args += ["--service-host", "login", "--workdir", SHARED] + (["--resize-only"] if resize_only else [])
+    args += ["--user", user] if user else []
     # working directory: the shared volume (the jobs' too: a resize may write files there)
     cmd = ["docker", "exec", "-i", "-w", SHARED, cluster.container("login"), *args]
     typer.echo(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from slurm_ext.slurm import SlurmCluster
 
 FS_APP = script("fs")
 APPS = ("python", "c", "fortran")
+WHOLE = "--exclusive"  # whole nodes, also where Slurm shares them (cons_tres)
 Say = Callable[[str], None]
 
 
@@ -68,6 +70,7 @@ def malleable_demo(
     host: str = "127.0.0.1",
     workdir: Path | None = None,
     app: str = "python",
+    user: str | None = None,
 ) -> dict:
     """Run the scenario above, narrating it; returns the app's own result (sizes, its check: ``ok``)
     and ``job_id``.
@@ -76,10 +79,16 @@ def malleable_demo(
     ranks per node; ``strategy``: how the service grows it.
     ``host``: the address the nodes reach the service at; ``workdir``: where the job script and its
     output go (a directory the nodes share, when they are other machines or containers).
+    ``user``: who submits the app and the other jobs (the service stays this process's user, root).
+    Every job asks for whole nodes (``--exclusive``), as malleable jobs must where nodes are shared
+    (``select/cons_tres``).
     """
     if slurm.snapshot().free < max_nodes + 2:
         raise RuntimeError(f"the demo needs {max_nodes + 2} idle nodes")
     work = Path(tempfile.mkdtemp(prefix="dmr-demo-", dir=workdir))
+    mine = slurm if user is None else slurm.as_user(user)  # the jobs' owner
+    if user is not None:
+        shutil.chown(work, user)  # the app writes its output there
     options = ServiceOptions(expand_timeout=5, snapshot_interval=0.5, expand_strategy=strategy,
                              events_path=work / "events.jsonl")  # fmt: skip
     ctl = Controller(slurm, DMRPolicy(), options)
@@ -97,13 +106,20 @@ def malleable_demo(
     name = "FS" if app == "python" else f"Jacobi ({app})"
     submitted: list[int] = []
     try:
-        fs = slurm.submit(JobRequest(nodes=1, name="fs" if app == "python" else f"jacobi-{app}",
-                                     time_limit=600, script=str(script),
-                                     extra_args=("-o", str(out), f"--ntasks-per-node={ppn}")))  # fmt: skip
+        fs = mine.submit(
+            JobRequest(
+                nodes=1,
+                name="fs" if app == "python" else f"jacobi-{app}",
+                time_limit=600,
+                script=str(script),
+                extra_args=("-o", str(out), f"--ntasks-per-node={ppn}", WHOLE),
+            )
+        )
         submitted.append(fs)
         state = f", {state_mb} MiB of state" if app == "python" else ""
+        whose = "" if user is None else f" as {user}"
         say(
-            f"submitted {name} (job {fs}) on 1 node, {ppn} ranks per node, malleable between 1 and "
+            f"submitted {name} (job {fs}){whose} on 1 node, {ppn} ranks per node, malleable between 1 and "
             f"{max_nodes} nodes{state}"
         )
         seen = (None, 0, "")
@@ -120,12 +136,26 @@ def malleable_demo(
             return now
 
         wait_until(lambda: report()[1] == max_nodes, 90, f"{name} to grow to {max_nodes} nodes")
-        filler = slurm.submit(JobRequest(nodes=slurm.snapshot().free, name="filler", time_limit=600,
-                                         command="sleep 600", extra_args=("-o", "/dev/null")))  # fmt: skip
+        filler = mine.submit(
+            JobRequest(
+                nodes=slurm.snapshot().free,
+                name="filler",
+                time_limit=600,
+                command="sleep 600",
+                extra_args=("-o", "/dev/null", WHOLE),
+            )
+        )
         submitted.append(filler)
         wait_until(lambda: _size(slurm, filler)[0] == "RUNNING", 60, "the filler job to start")
-        rigid = slurm.submit(JobRequest(nodes=max_nodes // 2, name="rigid", time_limit=600,
-                                        command="sleep 20", extra_args=("-o", "/dev/null")))  # fmt: skip
+        rigid = mine.submit(
+            JobRequest(
+                nodes=max_nodes // 2,
+                name="rigid",
+                time_limit=600,
+                command="sleep 20",
+                extra_args=("-o", "/dev/null", WHOLE),
+            )
+        )
         submitted.append(rigid)
         say(
             f"cluster full; queued rigid job {rigid} needing {max_nodes // 2} nodes: {_size(slurm, rigid)[0]}"
@@ -134,7 +164,7 @@ def malleable_demo(
         wait_until(lambda: report() and _size(slurm, rigid)[0] == "RUNNING", 180, "the rigid job to start")
         fs_state = report()
         say(f"  rigid job {rigid}: RUNNING on {_size(slurm, rigid)[2]}; {name} now on {fs_state[1]} node(s)")
-        slurm.cancel(filler)
+        mine.cancel(filler)
         wait_until(lambda: report()[0] == "GONE", 300, f"{name} to finish")
         text = out.read_text(errors="replace")  # a rank killed mid-write may leave a stray byte
         line = next((ln for ln in text.splitlines() if ln.startswith(prefix)), None)
@@ -148,7 +178,7 @@ def malleable_demo(
         live = {j.job_id for j in slurm.snapshot().jobs}
         for job_id in submitted:
             if job_id in live:
-                slurm.cancel(job_id)
+                mine.cancel(job_id)
         server.stop()
         ctl.background.shutdown(wait=True)
         left = [

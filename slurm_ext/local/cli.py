@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from slurm_ext.config import ConfigError, load_config
+from slurm_ext.config import SELECTS, ConfigError, load_config
 from slurm_ext.local import docker_cli
 from slurm_ext.local.cluster import ClusterError, LocalCluster, UsageError
 from slurm_ext.local.daemons import DaemonError
@@ -60,6 +60,15 @@ def up(
             show_default=False,
         ),
     ] = None,
+    select: Annotated[
+        str | None,
+        typer.Option(
+            "--select",
+            help="SelectType: linear (whole nodes) or cons_tres (Slurm's default since 23.02: small jobs "
+            "share nodes, CR_Core) [default: conf; linear with --docker]",
+            show_default=False,
+        ),
+    ] = None,
     docker: DockerOption = False,
     release: ReleaseOption = None,
 ) -> None:
@@ -67,16 +76,18 @@ def up(
 
     With --docker: the same in containers (MariaDB, slurmdbd, slurmctld, N nodes, login), any release.
     """
+    if select is not None and select not in SELECTS:
+        _fail(f"--select must be one of {', '.join(SELECTS)}, got {select!r}", code=2)
     if docker:
-        if cpus_per_node is not None:
-            docker_cli.fail("--cpus-per-node is not available with --docker", docker_cli.USAGE_EXIT)
-        docker_cli.up(release, nodes, expansion)
+        docker_cli.up(release, nodes, expansion, select, cpus_per_node)
         return
     if release is not None:
         docker_cli.fail("--release needs --docker (the local cluster runs the installed Slurm)", 2)
     cluster = _cluster()
     try:
-        report = cluster.up(nodes, progress=_progress, expansion=expansion, cpus_per_node=cpus_per_node)
+        report = cluster.up(
+            nodes, progress=_progress, expansion=expansion, cpus_per_node=cpus_per_node, select=select
+        )
     except UsageError as exc:
         _fail(str(exc), code=2)
     except (PrerequisiteError, ClusterError, DaemonError) as exc:

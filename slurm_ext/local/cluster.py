@@ -116,11 +116,12 @@ class LocalCluster:
         timeout: float = 120,
         expansion: bool | None = None,
         cpus_per_node: int | None = None,
+        select: str | None = None,
     ) -> UpReport:
         """Start every daemon and wait until all nodes are idle. Idempotent; all-or-nothing.
 
         ``expansion``: SchedulerParameters=permit_job_expansion (None: the configuration's value);
-        ``cpus_per_node``: CPUs of each node (None: the configuration's value).
+        ``cpus_per_node``: CPUs of each node; ``select``: linear or cons_tres (None: the configuration's).
         """
         if nodes is not None:
             if not 1 <= nodes <= MAX_NODES:
@@ -132,6 +133,8 @@ class LocalCluster:
             self.cfg = replace(self.cfg, cpus_per_node=cpus_per_node)
         if expansion is not None:
             self.cfg = replace(self.cfg, expansion=expansion)
+        if select is not None:
+            self.cfg = replace(self.cfg, select=select)
         prereqs.check_root()
         prereqs.check_programs()
         start = time.monotonic()

@@ -33,14 +33,23 @@ def _check_release(release: str) -> None:
         fail(f"unknown Slurm release {release!r}; choose one of {', '.join(RELEASES)}", USAGE_EXIT)
 
 
-def up(release: str | None, nodes: int | None, expansion: bool | None) -> None:
+def up(
+    release: str | None,
+    nodes: int | None,
+    expansion: bool | None,
+    select: str | None = None,
+    cpus_per_node: int | None = None,
+) -> None:
     release = release or DEFAULT_RELEASE
     _check_release(release)
     if nodes is not None and nodes < 1:
         fail(f"--nodes must be at least 1, got {nodes}", USAGE_EXIT)
+    if cpus_per_node is not None and cpus_per_node < 1:
+        fail(f"--cpus-per-node must be at least 1, got {cpus_per_node}", USAGE_EXIT)
     cluster = DockerCluster()
     try:
-        report = cluster.up(release, nodes or 4, expansion is not False, progress=_progress)
+        report = cluster.up(release, nodes or 4, expansion is not False, progress=_progress,
+                            select=select or "linear", cpus_per_node=cpus_per_node or 2)  # fmt: skip
     except DockerClusterError as exc:
         fail(str(exc), USAGE_EXIT if "already up" in str(exc) else 1)
     except (ImageError, UnknownRelease) as exc:

@@ -48,6 +48,7 @@ def template_values(cfg: ClusterConfig, addressing: Addressing = ON_HOST) -> dic
         "real_memory_mb": cfg.real_memory_mb,
         "partition": cfg.partition,
         "bf_interval": cfg.bf_interval,
+        "select_lines": select_lines(cfg.select),
         "scheduler_parameters": ",".join(
             (["permit_job_expansion"] if cfg.expansion else [])
             + [f"bf_interval={cfg.bf_interval}", "bf_resolution=1", "sched_interval=1"]
@@ -63,6 +64,15 @@ def template_values(cfg: ClusterConfig, addressing: Addressing = ON_HOST) -> dic
         **vars(addressing),
     }
     return {k: str(v) for k, v in values.items()}
+
+
+def select_lines(select: str) -> str:
+    """slurm.conf's SelectType (and, for cons_tres, what it allocates: cores, as sites mostly do)."""
+    if select == "linear":
+        return "SelectType=select/linear"
+    if select == "cons_tres":
+        return "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core"
+    raise ValueError(f"unknown select plugin {select!r}; valid: linear, cons_tres")
 
 
 def render(

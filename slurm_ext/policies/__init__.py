@@ -19,6 +19,7 @@ from slurm_ext.policies.ep import EP
 from slurm_ext.policies.esf import ESF
 from slurm_ext.policies.ldf import LDF
 from slurm_ext.policies.minagree import MinAgree
+from slurm_ext.policies.moldable import MoldableBackfill, MoldableEASY, MoldableFCFS
 from slurm_ext.policies.rigid import Rigid
 from slurm_ext.policies.sdpolicy import SDPolicy
 
@@ -44,6 +45,9 @@ POLICIES: dict[str, PolicyFactory] = {
     "edf": EDF,  # earliest deadline first
     "ldf": LDF,  # latest deadline first
     "minagree": MinAgree,  # 001_* Malleable-Algorithm
+    "moldable-fcfs": MoldableFCFS,  # 001_* FCFS, moldable jobs on as many idle nodes as they take
+    "moldable-backfill": MoldableBackfill,  # 001_* Backfilling (no reservation), moldable
+    "moldable-easy": MoldableEASY,  # 001_* Easy-Backfilling, moldable
     "sd": SDPolicy,  # 003_* SD-Policy, static MAX_SLOWDOWN (10)
     "sd-dynamic": _sd_dynamic,  # 003_* SD-Policy, dynamic MAX_SLOWDOWN (DynAVGSD)
 }

@@ -7,6 +7,7 @@ Writes use ``sbatch``, ``salloc --no-shell``, ``scontrol update`` and ``scancel`
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -65,6 +66,13 @@ class SlurmCluster:
     ) -> None:
         self.cmd = SlurmCommands(slurm_conf, timeout, command_prefix)
         self.partition = partition
+
+    def as_user(self, user: str) -> SlurmCluster:
+        """The same cluster, its commands run as ``user`` (through ``runuser``: this process is root)."""
+        other = copy.copy(self)
+        other.cmd = copy.copy(self.cmd)
+        other.cmd.prefix = [*self.cmd.prefix, "runuser", "-u", user, "--"]
+        return other
 
     @cached_property
     def release(self) -> SlurmRelease:

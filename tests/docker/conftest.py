@@ -1,7 +1,8 @@
 """Tests against the dockerized cluster (marker ``docker``): skipped unless ``ELASTIC_DOCKER=1``.
 
 ``ELASTIC_DOCKER_RELEASE`` (default 22.05) picks the release, ``ELASTIC_DOCKER_EXPANSION=0`` a cluster
-without permit_job_expansion. A cluster already up with that release is used as it is
+without permit_job_expansion, ``ELASTIC_DOCKER_SELECT=cons_tres`` a site's (4-CPU nodes, cons_tres).
+A cluster already up with that release is used as it is
 (``scripts/docker-ci.sh`` starts it, to time the start separately); otherwise the session brings one
 up and takes it down at the end. The adapter runs here on the host and reaches the Slurm commands
 through ``docker exec`` into the login container.
@@ -23,6 +24,9 @@ ENABLED = os.environ.get("ELASTIC_DOCKER") == "1"
 RELEASE = os.environ.get("ELASTIC_DOCKER_RELEASE", "22.05")
 # ELASTIC_DOCKER_EXPANSION=0: the cluster runs as Slurm ships it, without permit_job_expansion
 EXPANSION = os.environ.get("ELASTIC_DOCKER_EXPANSION", "1") != "0"
+# ELASTIC_DOCKER_SELECT=cons_tres: a site's cluster, 4-CPU nodes shared by small jobs (test_site.py)
+SELECT = os.environ.get("ELASTIC_DOCKER_SELECT", "linear")
+CPUS = 4 if SELECT == "cons_tres" else 2
 NODES = 4
 SHARED = "/shared"
 
@@ -49,7 +53,7 @@ def docker_cluster() -> Iterator[DockerCluster]:
     if started:
         if cluster.running_release() is not None:
             cluster.down()
-        cluster.up(RELEASE, NODES, expansion=EXPANSION)
+        cluster.up(RELEASE, NODES, expansion=EXPANSION, select=SELECT, cpus_per_node=CPUS)
     yield cluster
     if started:
         cluster.down()

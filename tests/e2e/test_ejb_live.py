@@ -246,6 +246,10 @@ def test_ejb_submit_with_the_manager_up_bundles_dmr_jobs_and_passes_the_rest_to_
         cli = [sys.executable, "-m", "ejb", "status", str(job), "--manager", manager.address]
         table = subprocess.run(cli, capture_output=True, text=True, env=env, timeout=30)
         assert table.returncode == 0 and str(job) in table.stdout and "running" in table.stdout, table
+        assert (
+            f"{job}  submitted as: ejb-submit --parsable -N 4 --ntasks-per-node=2 -t 5 -J wrapped"
+            in table.stdout
+        )
         shown_json = subprocess.run([*cli, "--json"], capture_output=True, text=True, env=env, timeout=30)
         assert json.loads(shown_json.stdout)["apps"][0]["eid"] == job
     finally:

@@ -55,6 +55,16 @@ def test_container_rendering_uses_the_shared_templates() -> None:
     assert "DbdHost=slurmdbd\n" in dbd and "StorageHost=mariadb\n" in dbd and "StoragePass=s3cret\n" in dbd
 
 
+def test_a_sites_select_plugin_is_rendered() -> None:
+    cfg = load_config().cluster
+    assert "\nSelectType=select/linear\n" in render("slurm.conf", cfg)
+    conf = render("slurm.conf", replace(cfg, select="cons_tres", cpus_per_node=4))
+    assert "\nSelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n" in conf and " CPUs=4 " in conf
+    assert "\nSlurmdParameters=config_overrides\n" in conf  # 4-CPU nodes on a 2-core host
+    with pytest.raises(ValueError, match="unknown select plugin"):
+        render("slurm.conf", replace(cfg, select="cons_res"))
+
+
 def test_image_tags_hash_their_inputs() -> None:
     rel = spec("24.11")
     assert images.base_tag(rel).startswith("elastic-slurm-base:trixie-")
@@ -82,6 +92,8 @@ def test_release_matrix() -> None:
         (["cluster", "up", "--docker", "--release", "9.9"], "unknown Slurm release '9.9'"),
         (["cluster", "up", "--docker", "--nodes", "0"], "--nodes must be at least 1"),
         (["cluster", "up", "--release", "24.11"], "--release needs --docker"),
+        (["cluster", "up", "--select", "cons_res"], "--select must be one of linear, cons_tres"),
+        (["cluster", "up", "--docker", "--cpus-per-node", "0"], "--cpus-per-node must be at least 1"),
         (["cluster", "images", "--release", "1.0"], "unknown Slurm release '1.0'"),
     ],
 )

@@ -9,7 +9,8 @@ from slurm_ext.model import MalleableSpec
 from slurm_ext.policies import make_policy
 from slurm_ext.sim import SimJob, Simulator, Workload
 
-SELF_SCHEDULING = ["dbes", "ep", "esf", "edf", "ldf", "minagree", "sd", "sd-dynamic", "backfill", "easy"]
+SELF_SCHEDULING = ["dbes", "ep", "esf", "edf", "ldf", "minagree", "sd", "sd-dynamic", "backfill", "easy",
+                   "moldable-fcfs", "moldable-backfill", "moldable-easy"]  # fmt: skip
 
 
 def _workload(seed: int, n: int = 60, total: int = 16) -> Workload:
@@ -54,3 +55,18 @@ def test_evolving_esp_mix_runs_strict(name: str) -> None:
     evolving = {j.job_id for j in wl.jobs if j.evolving}
     grown = {int(i) for i, n0, n1 in zip(res.job_id, res.size, res.final_size, strict=True) if n1 > n0}
     assert grown & evolving, f"{name}: no evolving request was granted"
+
+
+def test_moldable_easy_on_rigid_jobs_is_easy() -> None:
+    """001's moldable extension changes nothing for rigid jobs: every start as EASY's."""
+    rigid = Workload([j._replace(malleable=None) for j in _workload(4).jobs], 16, "rigid")
+    easy = Simulator(rigid, "none", make_policy("easy"), strict=True).run()
+    moldable = Simulator(rigid, "none", make_policy("moldable-easy"), strict=True).run()
+    assert (moldable.start == easy.start).all()
+
+
+def test_moldable_starts_change_sizes_and_never_resize() -> None:
+    wl = _workload(5)
+    res = Simulator(wl, "none", make_policy("moldable-easy"), strict=True).run()
+    assert res.resizes.sum() == 0
+    assert (res.final_size != res.size).any()  # started on another size than submitted
