@@ -34,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
@@ -221,14 +222,19 @@ def measures(
     runs = [r[2] - r[1] for r in rows.values()]
     # node-seconds: each job from its start at its submitted size, changed by its resizes
     busy = 0.0
+    molded = {e["job"]: e["nodes"] for e in events if e["kind"] == "molded-start" and e.get("nodes")}
     for jid, (_s, start, stop, _st) in rows.items():
         changes = sorted((e["time"], e["new"]) for e in events if e.get("job") == jid and _resized(e))
-        t, n = start, ids[jid].size
+        t, n = start, molded.get(jid, ids[jid].size)  # a molded job starts on the size decided
         for when, new in changes:
             busy += n * (max(start, min(when, stop)) - t)
             t, n = max(start, min(when, stop)), new
         busy += n * (stop - t)
     actions = {k: sum(1 for e in events if e["kind"] == k) for k in ("expand", "shrink", "failed")}
+    actions["mold"] = sum(1 for e in events if e["kind"] == "mold" and e.get("ok"))
+    # what the policy answered when it did not act: the bench says why a policy made no decision
+    unmoved = Counter(str(e.get("reason") or "no reason given") for e in events
+                      if e["kind"] == "decision" and e.get("action") == "none")  # fmt: skip
     ok = sum(
         1
         for f in out_dir.glob("*.out")
@@ -239,6 +245,7 @@ def measures(
         "completion_s": end - submit, "mean_wait_s": statistics.mean(waits),
         "mean_exec_s": statistics.mean(runs),
         "utilisation": busy / (nodes * (end - submit)), "actions": actions, "results_ok": ok,
+        "no_action_reasons": unmoved.most_common(3),
         "states": sorted({r[3] for r in rows.values()}),
     }  # fmt: skip
 
@@ -310,13 +317,21 @@ def workload_cmd(
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("run", "completion s", "mean wait s", "mean exec s", "utilisation", "expands/shrinks", "ok")
+    table = Table("run", "completion s", "mean wait s", "mean exec s", "utilisation", "expands/shrinks/molds",
+                  "ok")  # fmt: skip
     for r in runs:
         label = r["mode"] if r["mode"] == "rigid" else f"malleable ({r['policy']})"
-        resizes = f"{r['actions']['expand']}/{r['actions']['shrink']}"
+        acts = r["actions"]
+        resizes = f"{acts['expand']}/{acts['shrink']}/{acts['mold']}"
         cells = [_cell(r, k) for k in ("completion", "mean_wait", "mean_exec")]
         table.add_row(label, *cells, f"{r['utilisation']:.2f}", resizes, f"{r['results_ok']}/{r['jobs']}")
     Console().print(table)
+    for r in runs[1:]:
+        if not any(r["actions"][k] for k in ("expand", "shrink", "mold")):
+            why = (
+                "; ".join(f"{reason} ({n}x)" for reason, n in r["no_action_reasons"]) or "no check reached it"
+            )
+            Console().print(f"{r['policy']} made no decision; its answers: {why}", markup=False)
     Console().print(
         f"paper 002 (malleable vs fixed): completion {PAPER['completion']:+.0%}, wait {PAPER['wait']:+.0%}; "
         f"target: completion <= 0.7x rigid. Files in {where}"

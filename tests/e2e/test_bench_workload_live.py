@@ -30,7 +30,7 @@ def test_the_workload_bench_runs_rigid_and_malleable_and_reports_both(slurm, tmp
         assert run["jobs"] == 3 and run["results_ok"] == 3, run  # each app's own check passed
         assert run["states"] == ["COMPLETED"], run
         assert run["completion_s"] > 0 and 0 < run["utilisation"] <= 1, run
-    assert runs["rigid"]["actions"] == {"expand": 0, "shrink": 0, "failed": 0}  # nobody asked
+    assert runs["rigid"]["actions"] == {"expand": 0, "shrink": 0, "failed": 0, "mold": 0}  # nobody asked
     assert set(runs["malleable"]["gain"]) == {"completion", "mean_wait", "mean_exec"}
 
 

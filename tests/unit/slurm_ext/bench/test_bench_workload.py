@@ -56,7 +56,21 @@ def test_node_seconds_follow_the_resizes_of_the_events(tmp_path: Path):
     # job 1: 4 x 10 + 8 x 40 + 6 x 50 = 660; job 2: 2 x 50 = 100; 8 nodes x 100 s
     assert m["utilisation"] == (660 + 100) / 800
     assert m["completion_s"] == 100 and m["mean_wait_s"] == 25 and m["mean_exec_s"] == 75
-    assert m["actions"] == {"expand": 0, "shrink": 1, "failed": 0}
+    assert m["actions"] == {"expand": 0, "shrink": 1, "failed": 0, "mold": 0}
+
+
+def test_a_molded_job_counts_from_the_size_it_started_on_and_silence_is_explained(tmp_path: Path):
+    ids = {1: JobSpec("a", 0, "fs", "", 4)}
+    rows = {1: (0.0, 0.0, 100.0, "COMPLETED")}
+    events = [
+        {"kind": "decision", "job": 1, "time": 1.0, "action": "none", "reason": "no idle node"},
+        {"kind": "decision", "job": 1, "time": 2.0, "action": "none", "reason": "no idle node"},
+        {"kind": "mold", "job": 1, "time": 0.0, "ok": True, "old": 4, "new": 2},
+        {"kind": "molded-start", "job": 1, "time": 0.0, "ok": True, "decided": 2, "nodes": 2},
+    ]
+    m = measures("malleable", "dbes", ids, rows, events, 8, tmp_path)
+    assert m["utilisation"] == 2 * 100 / 800  # on 2 nodes, not the 4 it asked for
+    assert m["actions"]["mold"] == 1 and m["no_action_reasons"] == [("no idle node", 2)]
 
 
 def test_a_resized_jobs_accounting_records_make_one_job():
