@@ -42,8 +42,16 @@ JobsOpt = Annotated[int | None, typer.Option(help="Use only the first N jobs (sy
 NodesOpt = Annotated[
     int | None,
     typer.Option(
-        help="Machine size in nodes (one SWF processor is one node): overrides the trace's header;"
+        help="Machine size in nodes (one SWF processor is one node, or see --cores-per-node): overrides"
+        " the trace's header;"
         " synthetic: the generated machine (default 128)."
+    ),
+]
+CoresOpt = Annotated[
+    int,
+    typer.Option(
+        help="SWF traces: processors are cores of nodes this many cores each; jobs take whole nodes"
+        " (processors / cores, rounded up), the machine is MaxProcs / cores nodes."
     ),
 ]
 OverheadOpt = Annotated[float, typer.Option(help="Seconds a resize pauses the job.")]
@@ -67,6 +75,7 @@ def prepare_workload(
     evolving_fraction: float = 0.0,
     serial_fraction: float = 0.0,
     swf_reading: str = "default",
+    cores_per_node: int = 1,
 ) -> Workload:
     """Load ``spec`` and make ``malleable_fraction`` of its jobs malleable (factor 2, at max)."""
     if spec.strip().lower() == "esp":
@@ -78,7 +87,8 @@ def prepare_workload(
         return wl
     if evolving_fraction:
         raise ValueError("--evolving-fraction applies to the esp workload only")
-    wl = load_workload(spec, seed=seed, jobs=jobs, nodes=nodes, reading=parse_reading(swf_reading))
+    wl = load_workload(spec, seed=seed, jobs=jobs, nodes=nodes, reading=parse_reading(swf_reading),
+                       cores_per_node=cores_per_node)  # fmt: skip
     if malleable_fraction > 0:
         wl = MalleableRule(fraction=malleable_fraction, serial_fraction=serial_fraction, seed=seed).apply(wl)
     return wl
@@ -136,6 +146,7 @@ def simulate_cmd(
     seed: SeedOpt = 0,
     jobs: JobsOpt = None,
     nodes: NodesOpt = None,
+    cores_per_node: CoresOpt = 1,
     resize_overhead: OverheadOpt = 0.0,
     check_period: CheckOpt = None,
     swf_reading: ReadingOpt = "default",
@@ -156,6 +167,7 @@ def simulate_cmd(
             evolving_fraction=evolving_fraction,
             serial_fraction=serial_fraction,
             swf_reading=swf_reading,
+            cores_per_node=cores_per_node,
         )
         opts = RunOptions(base, resize_overhead, check_period)
         result, summary = run_one(wl, policy, opts, progress=show_progress(quiet))
@@ -192,6 +204,7 @@ def compare_cmd(
     seed: SeedOpt = 0,
     jobs: JobsOpt = None,
     nodes: NodesOpt = None,
+    cores_per_node: CoresOpt = 1,
     resize_overhead: OverheadOpt = 0.0,
     check_period: CheckOpt = None,
     swf_reading: ReadingOpt = "default",
@@ -216,6 +229,7 @@ def compare_cmd(
             evolving_fraction=evolving_fraction,
             serial_fraction=serial_fraction,
             swf_reading=swf_reading,
+            cores_per_node=cores_per_node,
         )
         opts = RunOptions(base, resize_overhead, check_period)
         runs = [run_one(wl, name, opts, progress=show_progress(quiet)) for name in names]

@@ -128,12 +128,18 @@ def load_workload(
     jobs: int | None = None,
     nodes: int | None = None,
     reading: SwfReading = DEFAULT,
+    cores_per_node: int = 1,
 ) -> Workload:
     """``PATH`` (SWF), ``kth-small`` (bundled trace), ``synthetic`` or ``esp``; ``reading``
-    applies to SWF traces (:mod:`slurm_ext.workloads.reading`)."""
+    applies to SWF traces (:mod:`slurm_ext.workloads.reading`); ``cores_per_node``: an SWF trace's
+    processors are cores of nodes that many cores each (the machine is MaxProcs / cores nodes, a
+    job takes whole nodes: its processors / cores, rounded up)."""
+    if cores_per_node < 1:
+        raise ValueError(f"--cores-per-node must be at least 1, got {cores_per_node}")
     key = spec.strip().lower()
     if key == "kth-small":
-        return load_swf(bundled_trace_path(), nodes=nodes, reading=reading)
+        bundled = load_swf(bundled_trace_path(), nodes=nodes, reading=reading, procs_per_node=cores_per_node)
+        return _as_nodes(bundled, cores_per_node)
     if key == "synthetic":
         from slurm_ext.workloads.synthetic import SyntheticConfig, generate
 
@@ -144,10 +150,20 @@ def load_workload(
     path = Path(spec)
     if not path.is_file():
         raise ValueError(f"workload {spec!r} is neither a file nor one of: kth-small, synthetic, esp")
-    wl = load_swf(path, nodes=nodes, reading=reading)
+    wl = _as_nodes(
+        load_swf(path, nodes=nodes, reading=reading, procs_per_node=cores_per_node), cores_per_node
+    )
     if not wl.jobs:
         raise ValueError(f"workload {spec!r} has no jobs (an empty file, or not in SWF?)")
     return wl.head(jobs) if jobs else wl
+
+
+def _as_nodes(wl: Workload, cores_per_node: int) -> Workload:
+    if cores_per_node > 1:
+        wl.notes[f"processors read as cores of {cores_per_node}-core nodes (whole nodes per job)"] += len(
+            wl.jobs
+        )
+    return wl
 
 
 def load_esp(*, seed: int = 0, malleable_fraction: float = 0.0, evolving_fraction: float = 0.0) -> Workload:

@@ -128,3 +128,15 @@ def test_an_empty_trace_is_refused(tmp_path):
     empty.write_text("; only a comment\n")
     with pytest.raises(ValueError, match="has no jobs"):
         load_workload(str(empty))
+
+
+def test_cores_per_node_makes_whole_node_jobs_on_a_smaller_machine() -> None:
+    from slurm_ext.workloads import load_workload
+
+    procs = load_workload("kth-small")
+    nodes = load_workload("kth-small", cores_per_node=4)
+    assert nodes.nodes == procs.nodes // 4  # KTH-SP2: MaxProcs 100 -> 25 nodes of 4 cores
+    assert [j.nodes for j in nodes.jobs] == [-(-j.nodes // 4) for j in procs.jobs]
+    assert load_workload("kth-small", cores_per_node=1).jobs == procs.jobs and not procs.notes
+    with pytest.raises(ValueError, match="--cores-per-node must be at least 1"):
+        load_workload("kth-small", cores_per_node=0)
