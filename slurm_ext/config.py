@@ -43,9 +43,7 @@ class ClusterConfig:
     partition: str
     bf_interval: int
     expansion: bool  # SchedulerParameters=permit_job_expansion (off by default in Slurm since 19.05)
-    select: (
-        str  # SelectType: linear (whole nodes) or cons_tres (Slurm's default since 23.02: jobs share nodes)
-    )
+    select: str  # SelectType: linear (whole nodes) or cons_tres (Slurm's default: jobs share nodes)
     state_dir: Path
     slurmctld_port: int
     slurmdbd_port: int
