@@ -5,6 +5,8 @@ growth; ``doctor`` says why the merge is not used. Skipped on the other clusters
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from slurm_ext.backend import JobRequest
@@ -50,11 +52,15 @@ def test_a_node_a_small_job_shares_is_not_free(docker_cluster: DockerCluster, sl
 
 
 def test_doctor_says_jobs_grow_by_expander_jobs(docker_cluster: DockerCluster) -> None:
-    res = docker_cluster.run("slurm-ext", "doctor")
-    text = res.stdout + res.stderr
+    res = docker_cluster.run("slurm-ext", "doctor", "--json")
+    assert res.returncode == 0, res.stdout + res.stderr  # the service works here (by expander jobs)
+    found = {f["feature"]: f for f in json.loads(res.stdout)["findings"]}
+    merge = found["merge expansion"]
     assert (
-        "select/cons_tres merges a second expansion one node short: jobs grow with expander jobs" in text
-    ), text
+        merge["status"] == "off"
+        and "select/cons_tres merges a second expansion one node short" in merge["detail"]
+    ), merge
+    assert found["expander jobs"]["status"] == "ok" and found["shrink"]["status"] == "ok", found
 
 
 def submit(slurm: SlurmCluster, user: str, *options: str) -> int:
