@@ -110,6 +110,23 @@ class MalleableSpec:
             out.add(n)
         return sorted(s for s in out if self.min_nodes <= s <= self.max_nodes or s == current)
 
+    def toward(self, current: int, target: int) -> int:
+        """The size a resize from ``current`` to ``target`` can really make: the largest size
+        reachable by the factor that does not pass ``target`` (a shrink frees at least what was
+        asked, a growth takes no more than was given); ``current`` if there is none. The
+        application's runtime knows only these sizes (DMR's ``factor``); policies other than DMR
+        pick any size in the range."""
+        if target < current:
+            return max((s for s in self.sizes(current) if s <= target), default=current)
+        return max((s for s in self.sizes(current) if current < s <= target), default=current)
+
+    def start_size(self, target: int) -> int | None:
+        """The largest size up to ``target`` a job declaring a preferred size may start on (one its
+        runtime can reach the preferred size from); ``target`` with no preferred size; None if none."""
+        if self.preferred is None:
+            return target if self.min_nodes <= target <= self.max_nodes else None
+        return max((s for s in self.sizes(self.preferred) if s <= target), default=None)
+
 
 @dataclass(frozen=True, slots=True)
 class Node:

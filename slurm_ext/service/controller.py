@@ -327,6 +327,13 @@ class Controller:
         if mine is None:
             reasons = "; ".join(d.reason for d in decisions if getattr(d, "job_id", None) == req.job_id)
             return _none(reasons or "policy: no action")
+        # the sizes the application's runtime knows (an evolving request names its own)
+        size = mine.new_size if req.evolving is not None else spec.toward(job.node_count, mine.new_size)
+        if size == job.node_count:
+            return _none(f"policy: {mine.reason}; but {mine.new_size} nodes is not reachable from "
+                         f"{job.node_count} by the application's factor {spec.factor}")  # fmt: skip
+        if size != mine.new_size:
+            mine = replace(mine, new_size=size, reason=f"{mine.reason} ({size}: the factor's nearest)")
         # the pending jobs the policy starts or raises: on Slurm a start is top priority (after the shrink)
         boosts = [
             d.job_id
@@ -448,18 +455,24 @@ class Controller:
         nodes, moldable FCFS/EASY): the pending job's node count is set to it, within the range the
         job declared, and its time limit scaled as its work spreads over fewer (or more) nodes."""
         spec = self.declared.get(job.job_id) or job.malleable
-        if spec is None or not spec.min_nodes <= d.nodes <= spec.max_nodes:
-            why = "no declared range" if spec is None else f"outside {spec.min_nodes}-{spec.max_nodes}"
+        why = ""
+        if spec is None:
+            why = "no declared range"
+        elif not spec.min_nodes <= d.nodes <= spec.max_nodes:
+            why = f"outside {spec.min_nodes}-{spec.max_nodes}"
+        elif (size := spec.start_size(d.nodes)) is None:
+            why = f"no size up to {d.nodes} reaches its preferred {spec.preferred} by factor {spec.factor}"
+        if spec is None or why:
             self.events.emit("mold", job.job_id, ok=False, old=job.node_count, new=d.nodes, reason=why)
             return
         try:
-            limit = None if job.time_limit is None else job.time_limit * job.node_count / d.nodes
-            self.backend.resize_pending(job.job_id, d.nodes, limit)
+            limit = None if job.time_limit is None else job.time_limit * job.node_count / size
+            self.backend.resize_pending(job.job_id, size, limit)
         except Exception as exc:
-            self.events.emit("mold", job.job_id, ok=False, old=job.node_count, new=d.nodes, reason=str(exc))
+            self.events.emit("mold", job.job_id, ok=False, old=job.node_count, new=size, reason=str(exc))
             return
-        self.molded[job.job_id] = d.nodes
-        self.events.emit("mold", job.job_id, ok=True, old=job.node_count, new=d.nodes, reason=d.reason)
+        self.molded[job.job_id] = size
+        self.events.emit("mold", job.job_id, ok=True, old=job.node_count, new=size, reason=d.reason)
 
     def _check_molded(self, snap: Snapshot) -> None:
         """A molded job that started: on the size decided, or reported as not carried out."""
