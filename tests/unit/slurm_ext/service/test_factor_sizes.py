@@ -7,12 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from slurm_ext import protocol as p
-from slurm_ext.decisions import Shrink, StartJob
+from slurm_ext.decisions import Shrink
 from slurm_ext.model import MalleableSpec, Snapshot
 from slurm_ext.service import Controller, ServiceOptions
 
 from .memory_backend import MemoryBackend
-from .test_moldable_start import events_of
+from .test_moldable_start import StartsAt, events_of
 from .test_service import check
 
 
@@ -52,19 +52,6 @@ def test_a_shrink_by_one_node_becomes_one_by_the_applications_factor() -> None:
     assert d.action == p.ACTION_SHRINK and d.new_size == 2, d  # 4 -> 3 is not a size of factor 2
     assert "factor" in d.reason
     ctl.background.shutdown(wait=True)
-
-
-class StartsAt:
-    name = "starts-at"
-
-    def __init__(self, nodes: int) -> None:
-        self.nodes = nodes
-
-    def decide(self, snap: Snapshot, asking: object = None) -> list:
-        return [StartJob(j.job_id, self.nodes, "moldable start") for j in snap.pending]
-
-    def may_act(self, state: object) -> bool:
-        return True
 
 
 def test_a_molded_start_is_a_size_that_reaches_the_preferred_one(tmp_path: Path) -> None:
