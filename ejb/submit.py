@@ -268,6 +268,24 @@ def _ppn(req: Request) -> int:
     return 1
 
 
+# options sbatch also takes from the environment: the command line wins over these, these over #SBATCH lines
+FILE_OPTIONS = {"output": "SBATCH_OUTPUT", "error": "SBATCH_ERROR", "open-mode": "SBATCH_OPEN_MODE"}
+
+
+def files_of(req: Request, env: dict[str, str], cwd: str) -> dict[str, str]:
+    """The job's output and error patterns (``-o``/``-e``), ``--open-mode`` ("": the cluster's
+    default) and work directory, as sbatch reads them."""
+    out: dict[str, str] = {}
+    for long, var in FILE_OPTIONS.items():
+        value = req.given.value(long)
+        if value is None:
+            value = env.get(var) or req.options.get(long, "")
+        out[long.replace("-", "_")] = value
+    out["output"] = out["output"] or "slurm-%j.out"
+    out["workdir"] = os.path.join(cwd, req.options.get("chdir", ""))
+    return out
+
+
 def bundle(req: Request, typed: list[str]) -> int:
     """Submit the placeholder J0 (the user's job, its dmr-run a pilot) and hand it to the manager.
 
@@ -291,6 +309,7 @@ def bundle(req: Request, typed: list[str]) -> int:
             "o_max": int(req.ejb["o_max"]) if "o_max" in req.ejb else None,
             "migration": float(req.ejb["migration"]) if "migration" in req.ejb else None,
             "command": shlex.join(["ejb-submit", *typed]),
+            "files": files_of(req, dict(os.environ), os.getcwd()),
         })  # fmt: skip
         why = None if reply.get("ok") else str(reply.get("error"))
     except (OSError, ValueError) as exc:

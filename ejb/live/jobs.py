@@ -1,14 +1,16 @@
 """The sbatch command lines EJB writes: the placeholder ``J0`` and the subjobs (pure functions).
 
 Every job of a bundled application runs the user's own batch script with the user's own sbatch
-options; EJB only sets the shape (nodes, time limit), the name, the output (every job appends to
-``J0``'s file, so the user reads one file) and ``DMR_PILOT``, which turns ``dmr-run`` in the
+options; EJB only sets the shape (nodes, time limit), the name, the output and error files (every
+job appends to ``J0``'s, so the user reads one file each) and ``DMR_PILOT``, which turns ``dmr-run`` in the
 script into that job's EJB worker (:mod:`dmr.pilot`).
 """
 
 from __future__ import annotations
 
 import math
+import os
+from dataclasses import dataclass
 
 from slurm_ext.model import Job
 
@@ -16,9 +18,9 @@ from slurm_ext.model import Job
 LONG = {"-N": "nodes", "-n": "ntasks", "-c": "cpus-per-task", "-t": "time", "-p": "partition",
         "-J": "job-name", "-o": "output", "-e": "error", "-A": "account", "-q": "qos", "-D": "chdir",
         "-d": "dependency", "-H": "hold", "-W": "wait"}  # fmt: skip
-# options a subjob gets from EJB instead of the user (its shape, name, output; no blocking or holding),
+# options a subjob gets from EJB instead of the user (its shape, name, files; no blocking or holding),
 # and the user's that are J0's alone: one array, one dependency, one begin time, one mail per job
-SET_BY_EJB = {"nodes", "ntasks", "ntasks-per-node", "time", "job-name", "output", "open-mode",
+SET_BY_EJB = {"nodes", "ntasks", "ntasks-per-node", "time", "job-name", "output", "error", "open-mode",
               "parsable", "wait", "hold", "test-only", "export", "wrap",
               "array", "dependency", "begin", "mail-type", "mail-user", "requeue", "no-requeue"}  # fmt: skip
 
@@ -76,8 +78,9 @@ def subjob_argv(
     name: str,
     output: str,
     pilot: str,
+    error: str = "",
 ) -> list[str]:
-    """A subjob: the user's options and script, EJB's shape, ``J0``'s output, a pilot."""
+    """A subjob: the user's options and script, EJB's shape, ``J0``'s output (and error) file, a pilot."""
     minutes = max(1, math.ceil(limit / 60)) if math.isfinite(limit) else None
     # --mail-type=NONE and --no-requeue also override what #SBATCH lines of the script ask for
     args = ["sbatch", "--parsable", *words(options, SET_BY_EJB), "-N", str(nodes), f"--ntasks={nodes}",
@@ -87,13 +90,78 @@ def subjob_argv(
         args.append(f"--time={minutes}")
     if output:
         args.append(f"--output={output}")
+    if error:
+        args.append(f"--error={error}")
     args.append(f"--export={with_pilot(export_of(options), pilot)}")
     return [*args, *script]
 
 
+NOT_AN_ARRAY_TASK = 4294967294  # what Slurm 22.05 writes for %a in a job that is no array task
+MAX_WIDTH = 10  # Slurm pads numbers to at most 10 digits (%12j is %10j)
+
+
+@dataclass(frozen=True)
+class BatchFacts:
+    """What sbatch fills an output pattern with for a job's batch step."""
+
+    job_id: int
+    name: str
+    user: str
+    host: str  # the batch host's short name (%N)
+
+
+def expand_pattern(pattern: str, facts: BatchFacts) -> str:
+    """``pattern`` with Slurm's file name codes filled in as the batch step of ``facts``'s job has them.
+
+    As slurmd does (checked on Slurm 22.05): ``%%`` is ``%``; ``%j %J %A`` the job id, ``%a``
+    4294967294 (no array task), ``%n %t`` 0, ``%s`` ``batch``, ``%N`` the host, ``%u`` the user,
+    ``%x`` the job name; digits after ``%`` zero-pad a number (at most 10). An unknown code stays
+    as typed (``%b``), but without its ``%`` when it has digits (``%5b`` is ``5b``).
+    """
+    job = facts.job_id
+    numbers = {"j": job, "J": job, "A": job, "a": NOT_AN_ARRAY_TASK, "n": 0, "t": 0}
+    words = {"s": "batch", "N": facts.host, "u": facts.user, "x": facts.name}
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern[i] != "%":
+            out.append(pattern[i])
+            i += 1
+            continue
+        if pattern.startswith("%%", i):
+            out.append("%")
+            i += 2
+            continue
+        end = i + 1
+        while end < len(pattern) and pattern[end] in "0123456789":
+            end += 1
+        digits, code = pattern[i + 1 : end], pattern[end : end + 1]
+        if code in numbers:
+            width = min(int(digits), MAX_WIDTH) if digits else 0
+            out.append(str(numbers[code]).zfill(width))
+        elif code in words:
+            out.append(words[code])
+        else:  # not a code: the text after the % stays
+            out.append(digits or "%")
+            i = end
+            continue
+        i = end + 1
+    return "".join(out)
+
+
+def names_host(pattern: str) -> bool:
+    """Whether ``pattern`` has the batch host in it (``%N``)."""
+    return "\0" in expand_pattern(pattern, BatchFacts(0, "", "", "\0"))
+
+
+def batch_file(pattern: str, workdir: str, facts: BatchFacts) -> str:
+    """The file a batch job's ``-o``/``-e`` ``pattern`` names: filled in, relative to its work directory."""
+    return os.path.join(workdir, expand_pattern(pattern, facts))
+
+
 def output_of(pattern: str, j0: Job) -> str:
-    """J0's output file with sbatch's per-job patterns filled in as for J0 (subjobs append to it)."""
-    for code, value in (("%%", "\0"), ("%j", str(j0.job_id)), ("%J", str(j0.job_id)), ("%A", str(j0.job_id)),
-                        ("%x", j0.name), ("%u", j0.user)):  # fmt: skip
-        pattern = pattern.replace(code, value)
-    return pattern.replace("\0", "%")
+    """J0's output file from Slurm's StdOut (``%j %x %u %A`` already filled in by slurmctld).
+
+    For an ejb-submit that does not send the user's own pattern; its host is unknown (``%N``).
+    """
+    return expand_pattern(pattern, BatchFacts(j0.job_id, j0.name, j0.user, j0.batch_host or "%N"))

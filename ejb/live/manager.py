@@ -49,10 +49,11 @@ from ejb.scheduler import J0_KEY, EJBScheduler
 from ejb.slots import Slots
 from slurm_ext import protocol as p
 from slurm_ext.faults import crash_point
-from slurm_ext.model import JobState, Snapshot
+from slurm_ext.model import Job, JobState, Snapshot
 from slurm_ext.service.auth import Peer, may_act
 from slurm_ext.service.watcher import SnapshotCache
 from slurm_ext.slurm.adapter import SlurmCluster
+from slurm_ext.slurm.parse import expand_nodes
 
 log = logging.getLogger("ejb.manager")
 
@@ -174,9 +175,9 @@ class Manager:
                 migration_cost=float(req.get("migration") or self.params.migration),
                 command=str(req.get("command", "")),
                 nodes=job.node_count, limit=float(job.time_limit or 3600.0), partition=job.partition,
-                output=jobs.output_of(self.backend.stdout_of(eid) or job.stdout, job),
                 submitted=time.time(),
             )  # fmt: skip
+            self._files(app, job, req.get("files"))
             app.subjobs[J0_KEY] = SubjobRecord(J0_KEY, eid, job.node_count, app.limit, str(req["secret"]))
             self.apps[eid] = app
             self._agent(app)
@@ -191,6 +192,56 @@ class Manager:
             log.info("job %s: bundled (P=%s nodes, R=%.0f s, owner %s)", eid, app.nodes, app.limit, app.owner)
             self._save()
         return {"ok": True, "eid": eid}
+
+    def _files(self, app: AppRecord, j0: Job, files: dict[str, str] | None) -> None:
+        """The output and error files sbatch gives ``J0`` (``files``: the user's patterns, open
+        mode and work directory, from ejb-submit), left as sbatch leaves them when a job starts:
+        emptied unless opened for appending. Every job of the bundle then appends to them."""
+        if not files:  # an older ejb-submit: Slurm's StdOut, the error file as the user asked
+            app.output = jobs.output_of(self.backend.stdout_of(app.eid) or j0.stdout, j0)
+            return
+        patterns = [files["output"], files.get("error") or ""]
+        host = self._batch_host(app.eid) if any(jobs.names_host(pat) for pat in patterns) else ""
+        facts = jobs.BatchFacts(app.eid, j0.name, j0.user, host)
+        app.output = jobs.batch_file(patterns[0], files["workdir"], facts)
+        app.error = jobs.batch_file(patterns[1], files["workdir"], facts) if patterns[1] else ""
+        if jobs.names_host(patterns[0]):  # J0 writes where its subjobs do, wherever it runs
+            update = ["scontrol", "update", f"JobId={app.eid}", f"StdOut={app.output}"]
+            self.backend.cmd.run(update, check=False)
+        mode = files.get("open_mode") or ("append" if self._job_file_append() else "truncate")
+        if mode.lower().startswith("t") and j0.state is JobState.PENDING:  # nothing of J0 written yet
+            files_now = sorted({app.output, app.error} - {""})
+            self._as_owner(app, ["truncate", "--no-create", "--size=0", *files_now])
+
+    def _batch_host(self, eid: int) -> str:
+        """``%N`` of a job's batch step: its batch host's short name. A pending J0 has none yet: the
+        first node Slurm plans it on, else the first of its partition."""
+        shown = self.backend.show_job(eid)
+        planned = shown.get("SchedNodeList", "(null)")
+        if planned in ("", "(null)"):
+            out = self.backend.cmd.run(["sinfo", "-h", "-N", "-p", shown.get("Partition", ""), "-o", "%N"],
+                                       check=False).stdout.split()  # fmt: skip
+            planned = out[0] if out else ""
+        node = expand_nodes(planned)[0] if planned else ""
+        words = self.backend.cmd.run(["scontrol", "show", "node", "-o", node], check=False).stdout.split()
+        address = next((w.split("=", 1)[1] for w in words if w.startswith("NodeHostName=")), node)
+        if address in ("localhost", "127.0.0.1"):  # a node on this very machine
+            address = socket.gethostname()
+        return address.split(".")[0]
+
+    def _job_file_append(self) -> bool:
+        """slurm.conf's JobFileAppend: files are opened for appending unless a job asks otherwise."""
+        out = self.backend.cmd.run(["scontrol", "show", "config"], check=False).stdout
+        return any(ln.split("=")[0].strip() == "JobFileAppend" and ln.split("=")[-1].strip() == "1"
+                   for ln in out.splitlines())  # fmt: skip
+
+    def _as_owner(self, app: AppRecord, argv: list[str]) -> None:
+        """A command run as the application's owner (a manager running as root must not write for them)."""
+        if app.owner and app.owner != _me():
+            argv = ["runuser", "-u", app.owner, "--", *argv]
+        res = subprocess.run(argv, capture_output=True, text=True, cwd=app.cwd, check=False, timeout=60)
+        if res.returncode != 0:
+            log.warning("job %s: %s: %s", app.eid, " ".join(argv), res.stderr.strip())
 
     def describe(self, eid: int | None = None) -> dict[str, Any]:
         with self.lock:
@@ -506,7 +557,7 @@ class Manager:
         secret = secrets.token_hex(12)
         pilot = f"{self.pilot_address}:{secret}:sub"
         name = subjob_name(app.eid, act.key)
-        argv = jobs.subjob_argv(app.options, app.script, act.procs, limit, name, app.output, pilot)
+        argv = jobs.subjob_argv(app.options, app.script, act.procs, limit, name, app.output, pilot, app.error)
         sub = app.subjobs[act.key] = SubjobRecord(act.key, None, act.procs, limit, secret, state="submitting")
         self._save()  # written ahead: a manager killed during sbatch adopts the job by its name
         try:

@@ -63,6 +63,7 @@ class AppRecord:
     partition: str = ""  # J0's partition(s), Slurm's comma list: its subjobs' slots are found there
     limit: float = 0.0  # R: J0's time limit, seconds (from Slurm)
     output: str = ""  # J0's output file: every subjob appends to it
+    error: str = ""  # J0's error file ("": errors go to the output file)
     submitted: float = 0.0
     phase: str = "waiting"  # waiting | running | done | failed | cancelled
     subjobs: dict[int, SubjobRecord] = field(default_factory=dict)

@@ -9,8 +9,10 @@ job behind 6 busy nodes (``scenario.Shape()``, the benchmark's).
 
 from __future__ import annotations
 
+import getpass
 import json
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -20,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from ejb.live import scenario
+from ejb.live import jobs, scenario
 from ejb.live.client import request
 from slurm_ext.protocol import free_port
 from tests.e2e.conftest import idle_nodes, sh
@@ -447,3 +449,63 @@ def test_a_rank_killed_while_the_manager_is_away_ends_the_bundled_job_once_it_is
         assert "FS_RESULT " not in text, text[-3000:]
     finally:
         manager.stop()
+
+
+# every rank says who it is on stdout and stderr, before the application could be resized
+RANKS_APP = """\
+import sys
+import dmr
+
+m = dmr.Malleable(1, 64)
+print(f"rank {m.rank} of {m.size}", flush=True)
+print(f"rank {m.rank} of {m.size} on stderr", file=sys.stderr, flush=True)
+for _ in m.steps(2):
+    pass
+"""
+OUT, ERR = "out-%j-%5j-%x-%u-%n-%t-%s-%a-%N-%%.txt", "err-%x.txt"  # sbatch knows every code here
+
+
+def test_a_bundled_jobs_files_are_the_ones_sbatch_writes_j0s_id_in_their_names(conf, tmp_path):
+    # The same 4-node job under sbatch (nothing in its way) and under ejb-submit (behind a
+    # 6-node job: it runs in a subjob): its output file has J0's id where sbatch's has the job's
+    # own, and the same lines; the error file, there before, is emptied as sbatch empties it,
+    # unless the job asks for --open-mode=append
+    manager = Supervised(tmp_path, conf, [])
+    env = {**scenario.env_for(conf), "EJB_MANAGER": manager.address}
+    script = tmp_path / "job.sh"
+    (tmp_path / "ranks.py").write_text(RANKS_APP)
+    script.write_text("#!/bin/bash\n#SBATCH -N 4\n#SBATCH --ntasks-per-node=2\n#SBATCH -t 5\n"
+                      f"{sys.executable} -m dmr -- {sys.executable} {tmp_path / 'ranks.py'}\n")  # fmt: skip
+
+    def run(how: list[str], where: Path, extra: dict[str, str]) -> tuple[int, str, str]:
+        """(job id, output, error) of the job submitted by ``how`` in ``where``, once it is gone."""
+        where.mkdir()
+        (where / "err-job.sh.txt").write_text("a line from before\n")
+        res = subprocess.run([*how, "--parsable", "-o", OUT, "-e", ERR, str(script)], capture_output=True,
+                             text=True, env={**env, **extra}, cwd=where, timeout=60)  # fmt: skip
+        assert res.returncode == 0, res.stderr
+        job = int(res.stdout.strip().split(";")[0])
+        scenario.wait_for(lambda: not scenario.leftover(env, where, job), 300, 0.5)
+        outs = sorted(where.glob("out-*"))
+        assert len(outs) == 1, outs  # one file, whichever jobs the ranks ran in
+        host = socket.gethostname().split(".")[0]  # every node of the local cluster is this machine
+        facts = jobs.BatchFacts(job, "job.sh", getpass.getuser(), host)
+        assert outs[0].name == jobs.expand_pattern(OUT, facts)
+        return job, outs[0].read_text(), (where / "err-job.sh.txt").read_text()
+
+    try:
+        # no control service for the plain run: dmr's warning that it is unreachable is not the job's
+        _, out, err = run(["sbatch"], tmp_path / "sbatch", {"PYTHONWARNINGS": "ignore::RuntimeWarning"})
+        assert sorted(out.splitlines()) == [f"rank {r} of 8" for r in range(8)]
+        assert sorted(err.splitlines()) == [f"rank {r} of 8 on stderr" for r in range(8)]  # truncated
+        scenario.background(scenario.Shape(background_seconds=300), env, tmp_path)
+        for mode, kept in (("truncate", []), ("append", ["a line from before"])):
+            how = ["ejb-submit", "--ejb-require"] + (["--open-mode=append"] if mode == "append" else [])
+            job, bundled_out, bundled_err = run(how, tmp_path / f"ejb-{mode}", {})
+            app = request(manager.address, {"op": "status", "eid": job})["apps"][0]
+            assert any(k != "0" and s["job_id"] for k, s in app["subjobs"].items())  # it ran in a subjob
+            assert sorted(bundled_out.splitlines()) == sorted(out.splitlines())
+            assert sorted(bundled_err.splitlines()) == sorted(kept + err.splitlines()), bundled_err
+    finally:
+        manager.stop()
+        sh("scancel", "-n", "rigid-background", check=False, conf=conf)
