@@ -3,6 +3,11 @@
     nice -n 10 python benchmarks/bench_malleable.py [--jobs 250000] [--policies dmr,sd]
         [--rounds 3] [--split] [--floor] [--bound] [--instructions] [--json]
 
+``--real JOBS`` adds EASY and each policy on the first JOBS jobs of the two real logs ``003_*``
+evaluates, machines sized as its Table 1 (RICC-2010: 1,024 nodes x 8 cores; CEA-Curie-2011: 5,040
+x 16; a job's processors are cores of whole nodes, every job malleable), each row's ratio against
+EASY on the same log.
+
 Trace: the seeded synthetic generator (256 nodes, offered load 0.7, seed 1) with 50 % of the
 jobs made malleable (``MalleableRule(fraction=0.5, seed=0)``, as ``slurm-ext simulate
 --malleable 0.5``); EASY and the textbook loop (``benchmarks/easy_reference.py``) also on the
@@ -59,7 +64,11 @@ import child
 from slurm_ext.policies import working_view
 
 ROOT = Path(__file__).resolve().parent.parent
-KTH = ROOT.parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
+TRACES = ROOT.parent / "shared" / "traces"
+KTH = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
+# --real: the real logs 003_* evaluates, as its Table 1 sizes the machines (nodes x cores per node)
+REAL = {"RICC-2010": (TRACES / "RICC-2010-2.swf.gz", 1024, 8),
+        "CEA-Curie-2011": (TRACES / "CEA-Curie-2011-2.1-cln.swf.gz", 5040, 16)}  # fmt: skip
 POLICY_X_EASY = 4.0
 PEAK_MIB = 500.0
 EASY_X_REFERENCE = 1.5
@@ -99,6 +108,13 @@ def main() -> int:
         action="store_true",
         help="also time the engine and the working copies, same decisions",
     )
+    ap.add_argument(
+        "--real",
+        type=int,
+        default=0,
+        metavar="JOBS",
+        help="also EASY and the policies on the first JOBS jobs of RICC-2010 and CEA-Curie-2011",
+    )
     ap.add_argument("--rounds", type=int, default=1, help="run every row this many times, interleaved")
     ap.add_argument(
         "--instructions", action="store_true", help="count instructions under valgrind instead of seconds"
@@ -121,6 +137,10 @@ def main() -> int:
     syn = f"synthetic-{args.jobs}"
     runs += [(syn, p, [str(args.jobs), p, "-", rep, split]) for p in ("reference", "easy-sched")]
     runs += [(syn, p, [str(args.jobs), p, "-", rep if p == "easy" else "1", split]) for p in policies]
+    for name, (path, nodes, cores) in REAL.items() if args.real else ():
+        if path.is_file():
+            spec = f"real:{nodes}:{cores}:{args.real}"
+            runs += [(name, p, [spec, p, str(path), rep if p == "easy" else "1", split]) for p in policies]
     malleable = [p for p in policies if p != "easy"]
     for mode in [m for m, on in (("floor", args.floor), ("bound", args.bound)) if on]:
         # DMR plans on its own index, not on the working copy: no bound row for it

@@ -1,7 +1,8 @@
 """``bench_malleable.py``'s child: one timed run of one row; prints one JSON line.
 
-    python benchmarks/malleable_child.py kth|JOBS POLICY SWF|- REPEAT -|split|floor|bound
+    python benchmarks/malleable_child.py kth|JOBS|real:NODES:CORES:JOBS POLICY SWF|- REPEAT MODE
 
+MODE is ``-``, ``split``, ``floor`` or ``bound``.
 POLICY is ``reference`` (the textbook loop), ``easy-sched`` (EASY's schedule only), ``loading``
 (loading the trace only: what an instruction count subtracts) or a ``--policy`` name.
 ``split`` times the policy's ``decide`` calls apart; ``floor`` times the engine alone (see
@@ -34,6 +35,13 @@ def workload(trace: str, swf: str) -> Workload:
         from slurm_ext.workloads import load_workload
 
         return load_workload(swf)
+    if trace.startswith("real:"):  # real:NODES:CORES:JOBS: a real log's first JOBS jobs, all malleable
+        from slurm_ext.workloads import load_workload
+        from slurm_ext.workloads.model import MalleableRule
+
+        nodes, cores, jobs = (int(v) for v in trace.split(":")[1:])
+        wl = load_workload(swf, jobs=jobs, nodes=nodes, cores_per_node=cores)
+        return MalleableRule(fraction=1.0, seed=0).apply(wl)
     from slurm_ext.workloads.model import MalleableRule
     from slurm_ext.workloads.synthetic import SyntheticConfig, generate
 

@@ -8,7 +8,7 @@ to check that a backfilled job delays no reservation.
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from operator import attrgetter
 from typing import Final
@@ -83,11 +83,17 @@ class SnapshotProfile:
     simulator's base passes use :class:`slurm_ext.sim.schedulers.SortedEndsProfile`, built from its
     sorted end list without these checks (a separate class because it runs at every event)."""
 
-    __slots__ = ("times", "free", "_found")
+    __slots__ = ("times", "free", "_found", "_low", "_high", "_until")
 
     def __init__(self, now: float, free_now: int, running: Iterable[Running] = ()) -> None:
         self._found = 0  # index of the last start earliest_start found (a hint for reserve)
         self.times, self.free = _profile_steps(now, free_now, running)
+        # _low[i]: fewest free nodes over segments 0..i, known for a prefix of the segments (a
+        # change at segment i drops _low[i:]): a window from now is then one bisect, where a
+        # backfill pass asks it for every queued job and changes the profile for few of them
+        self._low: list[int] = []
+        self._high: list[int] = []  # _high[i]: most free nodes over segments 0..i, the same way
+        self._until: dict[int, float] = {}  # nodes -> when fewer are first free (any change clears it)
 
     @property
     def now(self) -> float:
@@ -100,12 +106,16 @@ class SnapshotProfile:
             return i
         self.times.insert(i + 1, t)  # where insort would put it: bisect_right's position
         self.free.insert(i + 1, self.free[i])
+        del self._low[i + 1 :], self._high[i + 1 :]
+        self._until.clear()
         return i + 1
 
     def min_free(self, start: float, end: float) -> int:
         """Fewest free nodes over ``[start, end)``."""
         times, free = self.times, self.free
-        i = 0 if start <= times[0] else bisect_right(times, start) - 1  # from now, mostly
+        if start <= times[0]:  # from now, mostly
+            return self._low_upto(max(bisect_left(times, end) - 1, 0))
+        i = bisect_right(times, start) - 1
         low = free[i]
         n = len(times)
         j = i + 1
@@ -115,24 +125,67 @@ class SnapshotProfile:
             j += 1
         return low
 
+    def fits_now(self, nodes: int, duration: float) -> bool:
+        """Whether ``nodes`` stay free over ``[now, now + duration)``: ``min_free`` from now, as one
+        dict lookup for a size already asked about since the last change (a pass asks it for every
+        queued job, mostly of a few sizes, and changes the profile for few of them)."""
+        until = self._until.get(nodes)
+        if until is None:
+            free = self.free
+            i = 0
+            while i < len(free) and free[i] >= nodes:
+                i += 1
+            until = self._until[nodes] = INF if i == len(free) else self.times[i] if i else -INF
+        return self.times[0] + duration <= until
+
+    def _low_upto(self, j: int) -> int:
+        """Fewest free nodes over segments ``0..j``."""
+        low = self._low
+        k = len(low)
+        if k <= j:
+            free = self.free
+            cur = low[-1] if k else free[0]
+            for i in range(k, j + 1):
+                f = free[i]
+                if f < cur:
+                    cur = f
+                low.append(cur)
+        return low[j]
+
+    def _first_with(self, nodes: int) -> int:
+        """Index of the first segment with at least ``nodes`` free, ``len(times)`` if none."""
+        high = self._high
+        if high and high[-1] >= nodes:
+            return bisect_left(high, nodes)
+        free = self.free
+        cur = high[-1] if high else -1
+        for i in range(len(high), len(free)):
+            f = free[i]
+            if f > cur:
+                cur = f
+            high.append(cur)
+            if cur >= nodes:
+                return i
+        return len(free)
+
     def earliest_start(self, nodes: int, duration: float) -> float:
         """Earliest time at which ``nodes`` stay free for ``duration``; ``inf`` if never."""
         times, free = self.times, self.free
         n = len(times)
-        k = 0
+        k = self._first_with(nodes)  # where the profile is full up to a later release: skipped at once
         while k < n:
             if free[k] < nodes:
                 k += 1
                 continue
-            stop = times[k] + duration
-            j = k + 1
-            while j < n and times[j] < stop and free[j] >= nodes:
-                j += 1
-            if j == n or times[j] >= stop:
+            j = bisect_left(times, times[k] + duration, k + 1)  # the window is segments k..j-1
+            if j == k + 1 or min(free[k + 1 : j]) >= nodes:  # (a slice's min runs in C)
                 self._found = k
                 return times[k]
-            # segment j is short of nodes and lies in the window of every start up to it
-            k = j + 1
+            # the first segment short of nodes lies in the window of every start up to it
+            k += 1
+            while free[k] >= nodes:
+                k += 1
+            k += 1
         return INF
 
     def reserve(self, start: float, duration: float, nodes: int) -> None:
@@ -149,13 +202,13 @@ class SnapshotProfile:
                 i += 1
                 times.insert(i, start)
                 free.insert(i, free[i - 1])
+        del self._low[i:], self._high[i:]
+        self._until.clear()
         # take the nodes from each segment up to the end, then _split(end) where that stops
         end = start + duration
         n = len(times)
-        j = i
-        while j < n and times[j] < end:
-            free[j] -= nodes
-            j += 1
+        j = bisect_left(times, end, i)  # segments i..j-1 lie in [start, end)
+        free[i:j] = [f - nodes for f in free[i:j]]
         if end != INF and (j == n or times[j] != end):
             times.insert(j, end)
             free.insert(j, free[j - 1] + nodes)  # as before the reservation

@@ -32,10 +32,11 @@ the ideal and worst-case models coincide).
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from operator import attrgetter
+from operator import attrgetter, neg
 from typing import ClassVar, Literal
 
 from slurm_ext.decisions import Decision
@@ -82,7 +83,7 @@ class SDPolicy(ViewPolicy):
         self.loans: dict[int, tuple[tuple[int, int], ...]] = {}  # new job -> (mate, nodes)
         # (working copy, its decision count, what _mates returned for it)
         self._mate_cache: (
-            tuple[WorkingView, int, tuple[dict[int, int], list[Running], list[Running]]] | None
+            tuple[WorkingView, int, tuple[dict[int, int], list[Running], list[Running], list[int]]] | None
         ) = None
 
     # ------------------------------------------------------------------------------------
@@ -94,17 +95,19 @@ class SDPolicy(ViewPolicy):
         reservations: list[tuple[float, float, int]] = []
         prof = cl.profile()
         for job in list(cl.pending):
-            if cl.free == 0 and not self._mates(cl)[1]:
+            if cl.free == 0 and not self._mates(cl, limit)[1]:
                 break  # no node to start a job on, statically or with mates: nothing more can start
             n = job.node_count
             if n > cl.total:
                 continue
             asked = job.time_limit
             dur = INF if asked is None else asked * n / n  # scaled_duration(job, n), inline
-            if n <= cl.free and prof.min_free(cl.now, cl.now + dur) >= n:
+            if n <= cl.free and prof.fits_now(n, dur):
                 cl.start(job, n, "SD: static backfill")
                 prof.reserve(cl.now, dur, n)
                 continue
+            if job.malleable is None and len(reservations) >= self.depth:
+                continue  # no reservation left to make, no mate to take: when it starts is not needed
             t = prof.earliest_start(n, dur)
             if job.malleable is not None:
                 choice = self.select_mates(cl, prof, job, t + dur, limit)
@@ -153,27 +156,20 @@ class SDPolicy(ViewPolicy):
         req = scaled_duration(job, want)
         if req == INF:
             return None
-        caps, mates, by_end = self._mates(cl)
+        caps, mates, by_end, tops = self._mates(cl, limit)
         if not mates:
             return None
         first = 0  # by_end[first:] are the mates ending at or after the job
-        top = -1  # the largest max_mates caps among them, summed (-1: not computed yet)
-        now, times, free = cl.now, prof.times, prof.free
-        seg, low = 1, free[0]  # idle nodes over [now, end): min of free[:seg]
-        n_times, n_mates = len(times), len(by_end)
+        now = cl.now
+        n_mates = len(by_end)
         k, k_min = want, max(job.min_nodes, 1)
         while k >= k_min:
             duration = req * want / k
             end = now + duration
             if end >= static_end:
                 break  # smaller k only ends later (Listing 1: static_end > mall_end)
-            while seg < n_times and times[seg] < end:
-                if free[seg] < low:
-                    low = free[seg]
-                seg += 1
-            idle = min(cl.free, low)
+            idle = min(cl.free, prof.min_free(now, end))  # idle nodes over [now, end)
             need = k - idle
-            moved = first
             while first < n_mates and by_end[first].end < end:
                 first += 1
             if first == n_mates:
@@ -181,8 +177,7 @@ class SDPolicy(ViewPolicy):
             if need <= 0:
                 k -= 1
                 continue  # no mate needed: that is a moldable start, not SD-Policy's
-            if top < 0 or moved != first:
-                top = _sum_largest([caps[r.job_id] for r in by_end[first:]], self.max_mates)
+            top = tops[first]  # the largest max_mates caps among by_end[first:], summed
             if top < need:
                 # No group of at most max_mates mates lends more than the largest caps together,
                 # and as k falls idle and those caps only fall: every size above idle + top fails.
@@ -197,23 +192,31 @@ class SDPolicy(ViewPolicy):
             k -= 1
         return None
 
-    def _mates(self, cl: WorkingView) -> tuple[dict[int, int], list[Running], list[Running]]:
-        """What each malleable job may lend, the jobs that may lend, and those by expected end.
+    def _mates(
+        self, cl: WorkingView, limit: float
+    ) -> tuple[dict[int, int], list[Running], list[Running], list[int]]:
+        """What each malleable job may lend, the jobs that may lend, those by expected end, and
+        for each position ``i`` of these, the largest ``max_mates`` caps of ``by_end[i:]`` summed.
 
+        A job whose predicted slowdown already reaches the limit before it lends anything is no
+        mate (Eq. 2: lending only adds to it); on a loaded machine that is most running jobs.
         Kept while the working copy is unchanged (its decision count): one pass over the queue
-        asks for them once per malleable job that cannot start statically."""
+        asks for them once per malleable job that cannot start statically (the limit is the pass's)."""
         version = len(cl.decisions)
         cached = self._mate_cache
         if cached is not None and cached[0] is cl and cached[1] == version:
             return cached[2]
         malleable = cl.malleable_running()
+        if type(self).penalty is SDPolicy.penalty:  # else a subclass's penalty may fall: all are tried
+            malleable = [r for r in malleable if self._slowdown(r, 0.0) < limit]
         caps = {r.job_id: self._cap(r) for r in malleable}
         mates = [r for r in malleable if caps[r.job_id] > 0]
         # As k falls the job ends later: fewer mates end after it (a shrinking suffix of
         # ``by_end``) and the idle window grows, so both are followed incrementally.
         by_end = sorted(mates, key=_end)
-        self._mate_cache = (cl, version, (caps, mates, by_end))
-        return caps, mates, by_end
+        tops = _suffix_tops([caps[r.job_id] for r in by_end], self.max_mates)
+        self._mate_cache = (cl, version, (caps, mates, by_end, tops))
+        return caps, mates, by_end, tops
 
     # ------------------------------------------------------------------------------------
     def _best_set(
@@ -442,6 +445,17 @@ def _sum_largest(values: list[int], m: int) -> int:
                 second = v
         return first + second
     return sum(sorted(values, reverse=True)[:m])
+
+
+def _suffix_tops(caps: list[int], m: int) -> list[int]:
+    """``[_sum_largest(caps[i:], m) for i in range(len(caps) + 1)]`` in one pass from the end."""
+    tops = [0] * (len(caps) + 1)
+    largest: list[int] = []  # the m largest caps seen so far, in descending order
+    for i in range(len(caps) - 1, -1, -1):
+        insort(largest, caps[i], key=neg)
+        del largest[m:]
+        tops[i] = sum(largest)
+    return tops
 
 
 def _end(r: Running) -> float:

@@ -115,3 +115,39 @@ def test_the_profile_frees_each_jobs_nodes_at_its_expected_end(
     for t in {50.0, soon, 55.0, 60.0, 75.0, 90.0, 1e9, *prof.times}:
         released = sum(n for end, n in releases if end != INF and max(end, soon) <= t)
         assert _free_at(prof.times, prof.free, t) == free + released
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.integers(0, 6),
+    st.lists(st.tuples(st.sampled_from([10.0, 20.0, 35.0, 70.0, INF]), st.integers(1, 3)), max_size=6),
+    st.lists(
+        st.tuples(
+            st.sampled_from(["reserve", "ask"]),
+            st.sampled_from([0.0, 5.0, 10.0, 20.0, 25.0, 70.0]),
+            st.sampled_from([1e-12, 5.0, 10.0, 15.0, 60.0, INF]),
+            st.integers(0, 9),
+        ),
+        max_size=12,
+    ),
+)
+def test_answers_from_what_the_profile_remembers_are_the_definitions_after_any_change(
+    free: int, releases: list[tuple[float, int]], steps: list[tuple[str, float, float, int]]
+) -> None:
+    # min_free, fits_now and earliest_start keep prefix minima/maxima and answers per size between
+    # changes: asked, changed and asked again in any order, each is what a scan of the profile gives.
+    prof = SnapshotProfile(0.0, free, _jobs(releases))
+    for verb, start, duration, nodes in steps:
+        if verb == "reserve":
+            prof.reserve(start, duration, nodes)
+            continue
+        times, frees = prof.times, prof.free
+        probes = [t for t in times if t < INF]
+
+        def low(a: float, b: float) -> int:
+            return min(_free_at(times, frees, t) for t in {a, *(t for t in probes if a <= t < b)})
+
+        assert prof.min_free(0.0, duration) == low(0.0, duration)
+        assert prof.fits_now(nodes, duration) == (low(0.0, duration) >= nodes)
+        fits = [t for t in probes if low(t, t + duration) >= nodes]
+        assert prof.earliest_start(nodes, duration) == (fits[0] if fits else INF)
