@@ -83,7 +83,7 @@ class SnapshotProfile:
     simulator's base passes use :class:`slurm_ext.sim.schedulers.SortedEndsProfile`, built from its
     sorted end list without these checks (a separate class because it runs at every event)."""
 
-    __slots__ = ("times", "free", "_found", "_low", "_high", "_until")
+    __slots__ = ("times", "free", "_found", "_low", "_high", "_until", "_starts")
 
     def __init__(self, now: float, free_now: int, running: Iterable[Running] = ()) -> None:
         self._found = 0  # index of the last start earliest_start found (a hint for reserve)
@@ -94,6 +94,8 @@ class SnapshotProfile:
         self._low: list[int] = []
         self._high: list[int] = []  # _high[i]: most free nodes over segments 0..i, the same way
         self._until: dict[int, float] = {}  # nodes -> when fewer are first free (any change clears it)
+        # earliest_start's answers (with their index, reserve's hint), the same way
+        self._starts: dict[tuple[int, float], tuple[float, int]] = {}
 
     @property
     def now(self) -> float:
@@ -106,8 +108,7 @@ class SnapshotProfile:
             return i
         self.times.insert(i + 1, t)  # where insort would put it: bisect_right's position
         self.free.insert(i + 1, self.free[i])
-        del self._low[i + 1 :], self._high[i + 1 :]
-        self._until.clear()
+        self._changed(i + 1)
         return i + 1
 
     def min_free(self, start: float, end: float) -> int:
@@ -124,6 +125,12 @@ class SnapshotProfile:
                 low = free[j]
             j += 1
         return low
+
+    def _changed(self, i: int) -> None:
+        """Forget what was worked out from segment ``i`` on: it was just inserted or changed."""
+        del self._low[i:], self._high[i:]
+        self._until.clear()
+        self._starts.clear()
 
     def fits_now(self, nodes: int, duration: float) -> bool:
         """Whether ``nodes`` stay free over ``[now, now + duration)``: ``min_free`` from now, as one
@@ -170,6 +177,10 @@ class SnapshotProfile:
 
     def earliest_start(self, nodes: int, duration: float) -> float:
         """Earliest time at which ``nodes`` stay free for ``duration``; ``inf`` if never."""
+        known = self._starts.get((nodes, duration))
+        if known is not None:
+            self._found = known[1]
+            return known[0]
         times, free = self.times, self.free
         n = len(times)
         k = self._first_with(nodes)  # where the profile is full up to a later release: skipped at once
@@ -180,12 +191,14 @@ class SnapshotProfile:
             j = bisect_left(times, times[k] + duration, k + 1)  # the window is segments k..j-1
             if j == k + 1 or min(free[k + 1 : j]) >= nodes:  # (a slice's min runs in C)
                 self._found = k
+                self._starts[nodes, duration] = times[k], k
                 return times[k]
             # the first segment short of nodes lies in the window of every start up to it
             k += 1
             while free[k] >= nodes:
                 k += 1
             k += 1
+        self._starts[nodes, duration] = INF, self._found
         return INF
 
     def reserve(self, start: float, duration: float, nodes: int) -> None:
@@ -202,8 +215,7 @@ class SnapshotProfile:
                 i += 1
                 times.insert(i, start)
                 free.insert(i, free[i - 1])
-        del self._low[i:], self._high[i:]
-        self._until.clear()
+        self._changed(i)
         # take the nodes from each segment up to the end, then _split(end) where that stops
         end = start + duration
         n = len(times)

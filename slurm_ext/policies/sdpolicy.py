@@ -108,13 +108,15 @@ class SDPolicy(ViewPolicy):
                 continue
             if job.malleable is None and len(reservations) >= self.depth:
                 continue  # no reservation left to make, no mate to take: when it starts is not needed
-            t = prof.earliest_start(n, dur)
             if job.malleable is not None:
-                choice = self.select_mates(cl, prof, job, t + dur, limit)
+                choice = self.select_mates(cl, prof, job, limit)
                 if choice is not None:
                     self._run_with_mates(cl, job, choice)
                     prof = _rebuild(cl, reservations)
                     continue
+                if len(reservations) >= self.depth:
+                    continue
+            t = prof.earliest_start(n, dur)  # remembered if select_mates asked it
             if len(reservations) < self.depth and t != INF:
                 prof.reserve(t, dur, n)
                 reservations.append((t, dur, n))
@@ -148,14 +150,20 @@ class SDPolicy(ViewPolicy):
         return self._slowdown(r, duration * lent / r.size)
 
     def select_mates(
-        self, cl: WorkingView, prof: SnapshotProfile, job: Queued, static_end: float, limit: float
+        self, cl: WorkingView, prof: SnapshotProfile, job: Queued, limit: float
     ) -> MateChoice | None:
-        """Listing 2 with whole nodes: the mate set of least impact, or None."""
+        """Listing 2 with whole nodes: the mate set of least impact, or None.
+
+        The job's static end (its earliest start in ``prof`` plus its requested time) bounds the
+        sizes tried (Listing 1: ``static_end > mall_end``); it is asked of the profile only once a
+        size gets past the cheap checks (most jobs of a long queue find no mate ending after them,
+        or none lending enough, and need no earliest start)."""
         assert job.malleable is not None
         want = job.node_count
         req = scaled_duration(job, want)
         if req == INF:
             return None
+        static_end = -INF  # not asked yet
         caps, mates, by_end, tops = self._mates(cl, limit)
         if not mates:
             return None
@@ -166,23 +174,25 @@ class SDPolicy(ViewPolicy):
         while k >= k_min:
             duration = req * want / k
             end = now + duration
-            if end >= static_end:
-                break  # smaller k only ends later (Listing 1: static_end > mall_end)
             idle = min(cl.free, prof.min_free(now, end))  # idle nodes over [now, end)
             need = k - idle
             while first < n_mates and by_end[first].end < end:
                 first += 1
             if first == n_mates:
                 break  # no mate ends after the job, nor will one for any smaller k
-            if need <= 0:
-                k -= 1
-                continue  # no mate needed: that is a moldable start, not SD-Policy's
             top = tops[first]  # the largest max_mates caps among by_end[first:], summed
-            if top < need:
+            if need > 0 and top < need:
                 # No group of at most max_mates mates lends more than the largest caps together,
                 # and as k falls idle and those caps only fall: every size above idle + top fails.
                 k = idle + top
                 continue
+            if static_end == -INF:
+                static_end = prof.earliest_start(want, req) + req
+            if end >= static_end:
+                break  # smaller k only ends later
+            if need <= 0:
+                k -= 1
+                continue  # no mate needed: that is a moldable start, not SD-Policy's
             # the new job must end inside each mate's allocation
             eligible = [r for r in mates if r.end >= end]
             best = self._best_set(eligible, need, duration, limit, caps)
