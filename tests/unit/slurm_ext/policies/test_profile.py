@@ -141,13 +141,13 @@ def test_answers_from_what_the_profile_remembers_are_the_definitions_after_any_c
         if verb == "reserve":
             prof.reserve(start, duration, nodes)
             continue
-        times, frees = prof.times, prof.free
-        probes = [t for t in times if t < INF]
-
-        def low(a: float, b: float) -> int:
-            return min(_free_at(times, frees, t) for t in {a, *(t for t in probes if a <= t < b)})
-
-        assert prof.min_free(0.0, duration) == low(0.0, duration)
-        assert prof.fits_now(nodes, duration) == (low(0.0, duration) >= nodes)
-        fits = [t for t in probes if low(t, t + duration) >= nodes]
+        assert prof.min_free(0.0, duration) == _low(prof, 0.0, duration)
+        assert prof.fits_now(nodes, duration) == (_low(prof, 0.0, duration) >= nodes)
+        fits = [t for t in prof.times if t < INF and _low(prof, t, t + duration) >= nodes]
         assert prof.earliest_start(nodes, duration) == (fits[0] if fits else INF)
+
+
+def _low(prof: SnapshotProfile, a: float, b: float) -> int:
+    """Fewest free nodes over ``[a, b)``, from the definition: at ``a`` and every breakpoint inside."""
+    inside = {t for t in prof.times if a <= t < b}
+    return min(_free_at(prof.times, prof.free, t) for t in {a, *inside})
