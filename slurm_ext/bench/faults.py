@@ -45,6 +45,7 @@ from typing import Annotated, Any
 
 import typer
 
+from slurm_ext.bench.flood import CREDENTIAL
 from slurm_ext.service import journal as jr
 from slurm_ext.slurm.adapter import MERGE_HANDED_OVER, MERGE_RESIZER_GONE, MERGE_RESIZER_RUNNING
 
@@ -97,6 +98,17 @@ def app_ranks(job_id: int) -> dict[int, dict[str, str]]:
     return {pid: env for pid, env in ranks.items() if env["DMR_AGENT"] in agents}
 
 
+def flood_args(
+    host: str, port: int, idle: int, flooders: int, seconds: float, lines: list[bytes], munge: bool = False
+) -> list[str]:
+    """The arguments of :mod:`slurm_ext.bench.flood` (after the script's path); ``munge``: each
+    connection proves its user with a MUNGE credential first (a client on another host)."""
+    from slurm_ext import protocol as p
+
+    auth = ["--auth", p.Auth(credential=CREDENTIAL.decode()).encode().hex()] if munge else []
+    return [host, str(port), str(idle), str(flooders), str(seconds), *auth, *(ln.hex() for ln in lines)]
+
+
 def run_flood(host: str, port: int, idle: int, flooders: int, seconds: float, lines: list[bytes]) -> dict:
     """Run :mod:`slurm_ext.bench.flood` as user ``nobody``; its JSON result."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -104,9 +116,9 @@ def run_flood(host: str, port: int, idle: int, flooders: int, seconds: float, li
         shutil.copy(FLOOD_SCRIPT, script)
         os.chmod(tmp, 0o755)
         script.chmod(0o644)
-        cmd = [SYSTEM_PYTHON, str(script), host, str(port), str(idle), str(flooders), str(seconds)]
-        res = subprocess.run([*cmd, *(ln.hex() for ln in lines)], user=65534, cwd="/", capture_output=True,
-                             text=True, timeout=seconds + 120, check=True)  # fmt: skip
+        cmd = [SYSTEM_PYTHON, str(script), *flood_args(host, port, idle, flooders, seconds, lines)]
+        res = subprocess.run(cmd, user=65534, cwd="/", capture_output=True, text=True,
+                             timeout=seconds + 120, check=True)  # fmt: skip
         return json.loads(res.stdout)
 
 

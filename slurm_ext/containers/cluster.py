@@ -75,6 +75,19 @@ class DockerCluster:
             timeout=timeout,
         )
 
+    def gateway(self) -> str:
+        """This host's address on the cluster's network: where the containers reach a server that
+        runs on this host (a control service in a test process, say)."""
+        res = subprocess.run(
+            ["docker", "network", "inspect", "--format", "{{range .IPAM.Config}}{{.Gateway}} {{end}}",
+             f"{self.project}_cluster"],
+            capture_output=True, text=True, check=False, timeout=30,
+        )  # fmt: skip
+        found = res.stdout.split()
+        if res.returncode != 0 or not found:
+            raise DockerClusterError(f"no gateway on the cluster's network: {res.stderr.strip()[:300]}")
+        return found[0]
+
     def run(
         self, *args: str, service: str = "login", timeout: float = 60
     ) -> subprocess.CompletedProcess[str]:

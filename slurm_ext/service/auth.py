@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 MUNGE_TIMEOUT = 5.0
+MUNGE_KEYS = "STATUS,UID"  # what unmunge is asked for (see peer_from_munge)
 
 
 class AuthError(Exception):
@@ -157,9 +158,14 @@ def peer_from_munge(credential: str) -> Peer:
     unmunge = shutil.which("unmunge")
     if unmunge is None:
         raise AuthError("this service cannot check MUNGE credentials (unmunge not installed)")
-    try:
+    try:  # only the keys read here: the default output names the encoding host, a reverse DNS lookup
+        # that takes the resolver's timeout (as long as ours) whenever a query of it is lost
         res = subprocess.run(
-            [unmunge], input=credential, capture_output=True, text=True, timeout=MUNGE_TIMEOUT
+            [unmunge, f"--keys={MUNGE_KEYS}"],
+            input=credential,
+            capture_output=True,
+            text=True,
+            timeout=MUNGE_TIMEOUT,
         )
     except subprocess.TimeoutExpired:
         raise AuthError("unmunge timed out (is munged running?)") from None

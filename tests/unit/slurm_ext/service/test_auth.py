@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 import os
 import socket
+from pathlib import Path
+
+import pytest
 
 from slurm_ext import protocol as p
-from slurm_ext.service import Server
-from slurm_ext.service.auth import peer_from_socket, user_uid
+from slurm_ext.service import Server, auth
+from slurm_ext.service.auth import peer_from_munge, peer_from_socket, user_uid
 from tests.users import as_user
 
 from .test_service import check, make
@@ -56,3 +59,28 @@ def test_another_user_cannot_resize_ack_or_commit_for_my_job(other_user):
     log_uid = user_uid(other_user)
     assert log_uid is not None and log_uid != 0
     assert json.loads(ctl.status().encode())["counters"]["refused"] == 4
+
+
+# unmunge whose reverse lookup of the encoding host never answers (a resolver that lost the query):
+# it prints ENCODE_HOST unless asked for other keys only
+SLOW_RESOLVER_UNMUNGE = """#!/bin/sh
+keys=ENCODE_HOST
+for a in "$@"; do case "$a" in --keys=*) keys=${a#--keys=};; -k) keys=;; esac; done
+cat >/dev/null
+case ",$keys," in *,ENCODE_HOST,*) exec sleep 30;; esac
+printf 'STATUS:          Success (0)\\nUID:             alice (2001)\\n'
+"""
+
+
+def test_a_munge_credential_is_decoded_without_looking_up_the_encoding_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seen in the dockerized cluster: one decode in a hundred or so took the resolver's 5 s (the
+    reverse lookup of a container's address), as long as MUNGE_TIMEOUT, and the peer was refused."""
+    fake = tmp_path / "unmunge"
+    fake.write_text(SLOW_RESOLVER_UNMUNGE)
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.setattr(auth, "MUNGE_TIMEOUT", 2.0)
+    peer = peer_from_munge("MUNGE:credential:")
+    assert peer.uid == 2001 and peer.how == "munge"
