@@ -40,7 +40,9 @@ pytestmark = pytest.mark.docker
 FS = "dmr-run --ppn 1 -- python -m dmr_apps.fs --steps 300 --step-seconds 1"
 ALICE = "uid 2001"  # the service's name for alice's share (docker/entrypoint.sh gives her this uid)
 FLOOD_SECONDS = 30.0  # alice's flood, after her idle connections are held: longer than a growth takes
-FLOOD_P99_MS = 50.0  # root's checks under it (a 2-core host running other work meanwhile)
+# root's checks under it: 20-37 ms measured beside other work on a 2-core host (12-24 ms without
+# the flood); CI runs the on-host suite beside this one, hence the margin (unfair service: seconds)
+FLOOD_P99_MS = 100.0
 
 
 def test_a_rank_killed_in_another_container_ends_the_job_within_seconds(
