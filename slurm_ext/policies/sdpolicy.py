@@ -82,9 +82,7 @@ class SDPolicy(ViewPolicy):
         self._recorded = True
         self.loans: dict[int, tuple[tuple[int, int], ...]] = {}  # new job -> (mate, nodes)
         # (working copy, its decision count, what _mates returned for it)
-        self._mate_cache: (
-            tuple[WorkingView, int, tuple[dict[int, int], list[Running], list[Running], list[int]]] | None
-        ) = None
+        self._mate_cache: tuple[WorkingView, int, _Mates] | None = None
 
     # ------------------------------------------------------------------------------------
     def plan(self, cl: WorkingView, asking: Sequence[int] | None = None) -> list[Decision]:
@@ -95,7 +93,7 @@ class SDPolicy(ViewPolicy):
         reservations: list[tuple[float, float, int]] = []
         prof = cl.profile()
         for job in list(cl.pending):
-            if cl.free == 0 and not self._mates(cl, limit)[1]:
+            if cl.free == 0 and not self._mates(cl, limit).mates:
                 break  # no node to start a job on, statically or with mates: nothing more can start
             n = job.node_count
             if n > cl.total:
@@ -164,7 +162,8 @@ class SDPolicy(ViewPolicy):
         if req == INF:
             return None
         static_end = -INF  # not asked yet
-        caps, mates, by_end, tops = self._mates(cl, limit)
+        found = self._mates(cl, limit)
+        mates, by_end, tops = found.mates, found.by_end, found.tops
         if not mates:
             return None
         first = 0  # by_end[first:] are the mates ending at or after the job
@@ -195,18 +194,15 @@ class SDPolicy(ViewPolicy):
                 continue  # no mate needed: that is a moldable start, not SD-Policy's
             # the new job must end inside each mate's allocation
             eligible = [r for r in mates if r.end >= end]
-            best = self._best_set(eligible, need, duration, limit, caps)
+            best = self._best_set(eligible, need, duration, limit, found)
             if best is not None:
                 loans, impact = best
                 return MateChoice(k, duration, loans, impact)
             k -= 1
         return None
 
-    def _mates(
-        self, cl: WorkingView, limit: float
-    ) -> tuple[dict[int, int], list[Running], list[Running], list[int]]:
-        """What each malleable job may lend, the jobs that may lend, those by expected end, and
-        for each position ``i`` of these, the largest ``max_mates`` caps of ``by_end[i:]`` summed.
+    def _mates(self, cl: WorkingView, limit: float) -> _Mates:
+        """The running jobs that may lend now (:class:`_Mates`).
 
         A job whose predicted slowdown already reaches the limit before it lends anything is no
         mate (Eq. 2: lending only adds to it); on a loaded machine that is most running jobs.
@@ -225,19 +221,30 @@ class SDPolicy(ViewPolicy):
         # ``by_end``) and the idle window grows, so both are followed incrementally.
         by_end = sorted(mates, key=_end)
         tops = _suffix_tops([caps[r.job_id] for r in by_end], self.max_mates)
-        self._mate_cache = (cl, version, (caps, mates, by_end, tops))
-        return caps, mates, by_end, tops
+        found = _Mates(caps, mates, by_end, tops, {r.job_id: self._terms(r) for r in mates})
+        self._mate_cache = (cl, version, found)
+        return found
 
     # ------------------------------------------------------------------------------------
     def _best_set(
-        self, mates: list[Running], need: int, duration: float, limit: float, caps: dict[int, int]
+        self, mates: list[Running], need: int, duration: float, limit: float, found: _Mates
     ) -> tuple[tuple[tuple[int, int], ...], float] | None:
-        tables = _Penalties(self, need, duration, limit, caps)
+        caps = found.caps
+        tables = _Penalties(self, need, duration, limit, found)
         if self.max_mates <= 2 and len(mates) <= self.candidate_mates and not tables.feasible(mates):
             return None  # no single mate nor pair may lend ``need`` below the limit (most calls)
         # sort by the penalty of lending what is needed (or all it can), keep the first nm (job
         # ids are unique: the mates themselves are never compared)
-        keyed = sorted([(self.penalty(r, min(caps[r.job_id], need), duration), r.job_id, r) for r in mates])
+        if tables.plain:  # penalty(r, a, duration) from its terms, the same expression
+            terms = found.terms
+            keyed = []
+            for r in mates:
+                jid = r.job_id
+                base, size, den = terms[jid]
+                keyed.append(((base + duration * min(caps[jid], need) / size) / den, jid, r))
+        else:
+            keyed = [(self.penalty(r, min(caps[r.job_id], need), duration), r.job_id, r) for r in mates]
+        keyed.sort()
         ranked = [r for _, _, r in keyed[: self.candidate_mates]]
         best: tuple[tuple[tuple[int, int], ...], float] | None = None
         for m in range(1, min(self.max_mates, need) + 1):  # more mates than nodes: no split
@@ -255,6 +262,13 @@ class SDPolicy(ViewPolicy):
     def _cap(self, r: Running) -> int:
         # int() is floor here (a positive share), and a native conversion in the compiled build
         return min(r.size - r.min, int(self.sharing_factor * r.size))
+
+    def _terms(self, r: Running) -> tuple[float, int, float]:
+        """What ``penalty(r, a, duration)`` shares for every ``a`` and duration: it is ``(base +
+        duration * a / size) / den`` (``_slowdown``'s expression, in the same order)."""
+        start, end = r.start, r.end
+        req = self.requested.get(r.job_id) or r.limit or max(end - start, 1e-9)
+        return (start - r.submit) + (end - start), r.size, max(req, 1e-9)
 
     def _slowdown(self, r: Running, increase: float) -> float:
         submit = r.submit
@@ -309,15 +323,25 @@ class SDPolicy(ViewPolicy):
                     cl.resize(r, r.size + grow, f"SD: job {new_id} ended, nodes back to mate")
 
 
+@dataclass(frozen=True, slots=True)
+class _Mates:
+    """The running jobs that may lend, worked out once per state of a pass's working copy."""
+
+    caps: dict[int, int]  # job id -> the most nodes it may lend (SharingFactor, its minimum)
+    mates: list[Running]  # those with a cap, below the limit before lending
+    by_end: list[Running]  # the same by expected end
+    tops: list[int]  # tops[i]: the largest max_mates caps of by_end[i:], summed
+    terms: dict[int, tuple[float, int, float]]  # job id -> SDPolicy._terms: its penalty's parts
+
+
 class _Penalties:
     """Each mate's penalty (Eq. 4) per share lent, or None at or above the limit, computed once
     per mate and call of ``_best_set``: the groups read every share of every mate many times (a
     pair of mates tries up to ``need`` splits)."""
 
-    def __init__(
-        self, policy: SDPolicy, need: int, duration: float, limit: float, caps: dict[int, int]
-    ) -> None:
-        self.policy, self.need, self.duration, self.limit, self.caps = policy, need, duration, limit, caps
+    def __init__(self, policy: SDPolicy, need: int, duration: float, limit: float, found: _Mates) -> None:
+        self.policy, self.need, self.duration, self.limit = policy, need, duration, limit
+        self.caps, self.terms = found.caps, found.terms
         self.tables: dict[int, list[float | None]] = {}
         kind = type(policy)
         self.plain = kind.penalty is SDPolicy.penalty and kind._slowdown is SDPolicy._slowdown
@@ -330,7 +354,7 @@ class _Penalties:
         top = min(self.caps[r.job_id], self.need)
         duration, limit = self.duration, self.limit
         if self.plain:  # penalty(r, a, duration) for every a, with what is the same for all a once
-            base, size, den = self._terms(r)
+            base, size, den = self.terms[r.job_id]
             for a in range(1, top + 1):
                 p = (base + duration * a / size) / den
                 t.append(p if p < limit else None)
@@ -341,17 +365,10 @@ class _Penalties:
         self.tables[r.job_id] = t
         return t
 
-    def _terms(self, r: Running) -> tuple[float, int, float]:
-        """What ``penalty(r, a, duration)`` shares for every ``a``: it is ``(base + duration * a /
-        size) / den``, the same expression in :meth:`of` and :meth:`reach`."""
-        start, end = r.start, r.end
-        req = self.policy.requested.get(r.job_id) or r.limit or max(end - start, 1e-9)
-        return (start - r.submit) + (end - start), r.size, max(req, 1e-9)
-
     def reach(self, r: Running) -> int:
         """The most nodes ``r`` may lend below the limit (at most what is needed): the penalty
         grows with the share (rounding keeps that order), so the shares below it are 1..reach."""
-        base, size, den = self._terms(r)
+        base, size, den = self.terms[r.job_id]
         duration, limit = self.duration, self.limit
         lo, hi = 0, min(self.caps[r.job_id], self.need)
         while lo < hi:

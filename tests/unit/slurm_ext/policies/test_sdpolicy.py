@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from slurm_ext.decisions import Expand, Shrink, StartJob
 from slurm_ext.model import MalleableSpec
-from slurm_ext.policies.sdpolicy import SDPolicy, _Penalties, _sum_largest
+from slurm_ext.policies.sdpolicy import SDPolicy, _Mates, _Penalties, _sum_largest
 from slurm_ext.policies.working_view import Running
 from tests.unit.slurm_ext.policies.helpers import by_type, pending, running, snapshot
 
@@ -155,7 +155,8 @@ def test_the_feasibility_check_is_the_search_over_every_group(
     ]
     caps = {r.job_id: policy._cap(r) for r in mates}
     mates = [r for r in mates if caps[r.job_id] > 0]
-    tables = _Penalties(policy, need, duration, limit, caps)
+    found = _Mates(caps, mates, mates, [], {r.job_id: policy._terms(r) for r in mates})
+    tables = _Penalties(policy, need, duration, limit, found)
     ok = list(map(tables.of, mates))
     single = any(len(t) > need and t[need] is not None for t in ok)
     pair = max_mates >= 2 and any(
