@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -44,6 +45,17 @@ def ejb_jobs(job: int, conf: Path) -> list[str]:
     """Every job EJB ever ran for ``job``, from accounting: J0 and the subjobs."""
     out = sh("sacct", "-X", "-n", "-P", "-o", "JobID,JobName", "-S", "now-1hour", conf=conf)
     return [ln for ln in out.splitlines() if ln.startswith(f"{job}|") or f"|ejb{job}." in ln]
+
+
+def background(env: dict[str, str], cwd: Path, seconds: int = 60) -> int:
+    """The scenario's rigid 6-node job, on the first 6 nodes and running: the 2 nodes left are the
+    last two, where no job waiting behind it is planned. (Unpinned, Slurm may place it around a
+    node still completing the previous test's job and leave free the nodes the bundled job's J0
+    is planned on: no slot for a subjob, as CI once saw.)"""
+    job = scenario.background(scenario.Shape(background_seconds=seconds, pin_background=True), env, cwd)
+    running = lambda: any(j == job and st == "RUNNING" for j, _, st in scenario.queue(env, cwd))  # noqa: E731
+    scenario.wait_for(running, 60, 0.2)
+    return job
 
 
 class Supervised:
@@ -169,7 +181,7 @@ def test_ejb_cancel_takes_j0_and_the_subjobs_and_only_for_their_owner(conf, tmp_
     manager = Supervised(tmp_path, conf, [])
     env = {**scenario.env_for(conf), "EJB_MANAGER": manager.address}
     try:
-        bg = scenario.background(scenario.Shape(), env, tmp_path)
+        bg = background(env, tmp_path)
         script = tmp_path / "job.sh"
         script.write_text(scenario.Shape(steps=400).script())
         submit = ["ejb-submit", "-o", str(tmp_path / "out-%j.out"), str(script)]
@@ -208,7 +220,7 @@ def test_ejb_submit_with_the_manager_up_bundles_dmr_jobs_and_passes_the_rest_to_
                               timeout=60)  # fmt: skip
 
     try:
-        scenario.background(scenario.Shape(), env, tmp_path)
+        background(env, tmp_path)
 
         def jobs() -> list[tuple[int, str]]:  # ids and names: the background job may start meanwhile
             return [(j, name) for j, name, _ in scenario.queue(env, tmp_path)]
@@ -256,6 +268,44 @@ def test_ejb_submit_with_the_manager_up_bundles_dmr_jobs_and_passes_the_rest_to_
         assert json.loads(shown_json.stdout)["apps"][0]["eid"] == job
     finally:
         manager.stop()
+
+
+def test_with_the_manager_up_an_array_leaves_its_tasks_alone_and_a_dependency_no_subjob_before_it(
+    conf, tmp_path
+):
+    # 2 of 8 nodes free: a slot EJB would fill with a subjob of a plain dmr job. An array and a
+    # job waiting on a dependency go to sbatch as typed, saying why, and get no subjob.
+    manager = Supervised(tmp_path, conf, [])
+    env = {**scenario.env_for(conf), "EJB_MANAGER": manager.address}
+    fs = f"dmr-run -- {sys.executable} {scenario.FS} --steps 5 --min 1 --max 64"
+
+    def submit(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["ejb-submit", "-N", "4", "--ntasks-per-node=2", "-o", "/dev/null", *args,
+                               "--wrap", fs], capture_output=True, text=True, env=env, cwd=tmp_path,
+                              timeout=60)  # fmt: skip
+
+    ids: list[str] = []
+    try:
+        blocker = background(env, tmp_path)
+        array = submit("--array=1-3%2")
+        ids += array.stdout.split()[-1:]
+        assert array.returncode == 0 and "a job array" in array.stderr, array.stderr
+        waiting = submit(f"--dependency=afterok:{blocker}")
+        ids += waiting.stdout.split()[-1:]
+        assert waiting.returncode == 0 and "a dependency" in waiting.stderr, waiting.stderr
+        array_id, waiting_id = int(ids[0]), int(ids[1])
+        time.sleep(5)  # the manager's probes run meanwhile: nothing of these two may be bundled
+        out = sh("squeue", "-h", "-r", "-o", "%i %j %r", conf=conf).splitlines()
+        assert sorted(ln.split()[0] for ln in out if ln.startswith(f"{array_id}_")) == [
+            f"{array_id}_{i}" for i in (1, 2, 3)
+        ], out
+        assert not [ln for ln in out if " ejb" in ln], out  # no subjob for either
+        assert any(ln.startswith(f"{waiting_id} ") and ln.endswith("Dependency") for ln in out), out
+        assert request(manager.address, {"op": "status"})["apps"] == []
+    finally:
+        manager.stop()
+        if ids:  # named "wrap": not among the names the fixture cancels
+            sh("scancel", *ids, check=False, conf=conf)
 
 
 def test_when_j0_starts_early_and_a_migration_costs_more_than_the_progress_the_job_restarts_on_j0(
@@ -362,7 +412,7 @@ def computing_in_a_subjob(manager: Supervised, conf: Path, tmp_path: Path) -> tu
     from slurm_ext.bench.faults import app_ranks
 
     env = {**scenario.env_for(conf), "EJB_MANAGER": manager.address}
-    scenario.background(scenario.Shape(), env, tmp_path)
+    background(env, tmp_path)
     fs = f"{scenario.FS} --steps 400 --step-seconds 2 --min 1 --max 64"
     res = subprocess.run(["ejb-submit", "--parsable", "-N", "4", "--ntasks-per-node=2", "-t", "5", "-J",
                           "wrapped", "-o", str(tmp_path / "out-%j.txt"), "--wrap",
@@ -498,7 +548,7 @@ def test_a_bundled_jobs_files_are_the_ones_sbatch_writes_j0s_id_in_their_names(c
         _, out, err = run(["sbatch"], tmp_path / "sbatch", {"PYTHONWARNINGS": "ignore::RuntimeWarning"})
         assert sorted(out.splitlines()) == [f"rank {r} of 8" for r in range(8)]
         assert sorted(err.splitlines()) == [f"rank {r} of 8 on stderr" for r in range(8)]  # truncated
-        scenario.background(scenario.Shape(background_seconds=300), env, tmp_path)
+        background(env, tmp_path, 300)
         for mode, kept in (("truncate", []), ("append", ["a line from before"])):
             how = ["ejb-submit", "--ejb-require"] + (["--open-mode=append"] if mode == "append" else [])
             job, bundled_out, bundled_err = run(how, tmp_path / f"ejb-{mode}", {})

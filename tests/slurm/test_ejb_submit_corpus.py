@@ -34,6 +34,25 @@ def test_the_corpus_gives_the_same_jobs_through_ejb_submit_as_through_sbatch(slu
     assert len(CORPUS) >= 40
 
 
+def test_the_corpus_gives_the_same_jobs_with_the_manager_up(slurm, jobs, held, tmp_path):
+    # The manager answers now: a job EJB does not bundle goes to sbatch as typed, saying why; one it
+    # would bundle finds no slot on the held cluster and is J0 alone, the user's job as typed.
+    from ejb.live import scenario
+    from slurm_ext.config import load_config
+    from slurm_ext.protocol import free_port
+
+    port = free_port()
+    conf = load_config().cluster.slurm_conf
+    manager = scenario.start_manager(tmp_path / "state", tmp_path / "manager.log", port, free_port(), conf)
+    try:
+        work = tmp_path / "work"
+        work.mkdir()
+        mismatches = compare(work, held, {**_env(slurm), "EJB_MANAGER": f"127.0.0.1:{port}"}, jobs.ids)
+    finally:
+        scenario.stop_manager(manager)
+    assert not mismatches, "\n".join(mismatches)
+
+
 def test_a_script_on_standard_input_is_read_by_sbatch(slurm, jobs, held, tmp_path):
     script = "#!/bin/bash\n#SBATCH -J from-stdin\nhostname\n"
     res = subprocess.run(["ejb-submit", "-N", "1"], input=script, capture_output=True, text=True, timeout=60,
