@@ -254,9 +254,9 @@ class SDPolicy(ViewPolicy):
                 best = _best_pair(ranked, need, tables, caps, best)
             else:
                 for group in combinations(ranked, m):
-                    found = _split(group, need, tables, caps)
-                    if found is not None and (best is None or found[1] < best[1] - 1e-12):
-                        best = found
+                    split = _split(group, need, tables, caps)
+                    if split is not None and (best is None or split[1] < best[1] - 1e-12):
+                        best = split
         return best
 
     def _cap(self, r: Running) -> int:
