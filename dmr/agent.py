@@ -27,6 +27,13 @@ node lost) leaves its peers waiting in MPI for ranks that are gone, until the ti
 agent watches its groups: once a group that belongs to the application fails, the others get
 ``DMR_FAIL_GRACE`` seconds to end on their own, then are stopped, and ``dmr-run`` exits with the
 failed group's code. An expander job's agent reports its failed groups to the application's.
+
+With ``dmr-run --on-failure continue`` the application goes on instead (a shrink by failure): the
+agent holds the last checkpoint :class:`dmr.Malleable` sends it (``checkpoint`` / ``restore``,
+the state gathered on rank 0 every ``--checkpoint-every`` steps), stops every group, gives the
+failed node back to Slurm (unless it is this batch host, which the agent shows alive) and starts
+the application again on the job's other nodes, where ``Malleable`` resumes from that checkpoint.
+Groups that expander jobs host are stopped (those jobs end, their nodes go back to Slurm).
 """
 
 from __future__ import annotations
@@ -85,6 +92,9 @@ class Agent:
         self.excused: set[int] = set()  # pids of ended groups already looked at
         self.closing = False
         self.reports_to: str | None = None  # an expander job's agent: the token it serves
+        self.fail_grace = launch.FAIL_GRACE  # seconds the other groups get after one failed
+        self.checkpoint: tuple[int, bytes] | None = None  # (step, state) the application last sent
+        self.joiners: list[socket.socket] = []  # connections of expander jobs' agents (they watch them)
 
     # -- launching ----------------------------------------------------------------------------
     def launch(self, token: str | None, node: str, extra: dict[str, str] | None = None) -> None:
@@ -103,11 +113,36 @@ class Agent:
 
     address_text = ""  # set by serve(): "host:port:key"
 
+    def restart(self) -> None:
+        """Forget the stopped run's groups and operations (the checkpoint stays) and end the
+        expander jobs' agents' watch, so that they stop their groups and their jobs end."""
+        with self.cond:
+            self.procs, self.launched_on, self.ops = [], [], {}
+            self.members, self.leaving, self.excused = set(), set(), set()
+            self.port, self.failure, self.closing = None, None, False
+            joiners, self.joiners = self.joiners, []
+        for sock in joiners:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
     # -- requests -----------------------------------------------------------------------------
-    def handle(self, req: dict[str, Any]) -> dict[str, Any]:
+    def handle(self, req: dict[str, Any], data: bytes = b"") -> dict[str, Any]:
+        """One request (``data``: the bytes that came with it); a reply's ``data`` goes back as bytes."""
         if req.get("key") != self.key:
             return {"ok": False, "error": "wrong or missing agent key"}
         op = req.get("op")
+        if op == "checkpoint":  # rank 0 of a Malleable application: its whole state at a step
+            step = int(req["step"])
+            with self.cond:
+                if self.checkpoint is None or step >= self.checkpoint[0]:
+                    self.checkpoint = (step, data)
+            return {"ok": True}
+        if op == "restore":
+            with self.cond:
+                held = self.checkpoint
+            if held is None:
+                return {"ok": True, "step": None}
+            return {"ok": True, "step": held[0], "data": held[1]}
         if op == "port":
             with self.cond:
                 self.port = str(req["port"])
@@ -212,7 +247,7 @@ class Agent:
     def wait(self, grace: float | None = None) -> int:
         """Block until every launched group has ended (or ``grace`` seconds); the worst exit code.
 
-        A failed group of the application ends the wait: the others get :data:`launch.FAIL_GRACE` seconds,
+        A failed group of the application ends the wait: the others get ``fail_grace`` seconds,
         then are stopped."""
         deadline = None if grace is None else time.monotonic() + grace
         while deadline is None or time.monotonic() < deadline:
@@ -264,11 +299,11 @@ class Agent:
         return not counts
 
     def _fail(self, why: str) -> None:
-        """One group failed: give the others ``launch.FAIL_GRACE`` seconds to end on their own, then
+        """One group failed: give the others ``fail_grace`` seconds to end on their own, then
         stop them."""
         print(f"dmr: {why}: its peers cannot go on; stopping the application's groups in "
-              f"{launch.FAIL_GRACE:g} s", file=sys.stderr, flush=True)  # fmt: skip
-        end = time.monotonic() + launch.FAIL_GRACE
+              f"{self.fail_grace:g} s", file=sys.stderr, flush=True)  # fmt: skip
+        end = time.monotonic() + self.fail_grace
         while time.monotonic() < end and any(p.poll() is None for p in list(self.procs)):
             time.sleep(0.1)
         self.stop_all()
@@ -300,19 +335,30 @@ class _Handler(socketserver.StreamRequestHandler):
     server: _Server
 
     def handle(self) -> None:
+        """JSON lines; a message with ``"bytes": n`` is followed by ``n`` bytes of data."""
         while True:
             try:
                 line = self.rfile.readline(1 << 20)
+                req = json.loads(line) if line else None
+                data = self.rfile.read(int(req.get("bytes") or 0)) if isinstance(req, dict) else b""
             except OSError:
                 return
-            if not line:
+            except ValueError as exc:
+                req, data = {"op": f"unreadable ({exc})"}, b""
+            if req is None:
                 return
             try:
-                reply = self.server.agent.handle(json.loads(line))
-            except (ValueError, KeyError, TypeError) as exc:
+                reply = self.server.agent.handle(req, data)
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 reply = {"ok": False, "error": f"bad request: {exc}"}
+            if isinstance(req, dict) and req.get("op") == "spec" and reply.get("ok"):
+                with self.server.agent.cond:  # an expander job's agent: it watches this connection
+                    self.server.agent.joiners.append(self.connection)
+            out = reply.pop("data", b"")
+            if out:
+                reply["bytes"] = len(out)
             try:
-                self.wfile.write((json.dumps(reply) + "\n").encode())
+                self.wfile.write((json.dumps(reply) + "\n").encode() + out)
                 self.wfile.flush()
             except OSError:
                 return
@@ -380,12 +426,19 @@ class AgentClient:
         self.sock.settimeout(timeout)
         self.reader = self.sock.makefile("rb")
 
-    def request(self, op: str, **fields: Any) -> dict[str, Any]:
-        self.sock.sendall((json.dumps({"op": op, "key": self.key, **fields}) + "\n").encode())
+    def request(self, op: str, data: bytes = b"", **fields: Any) -> dict[str, Any]:
+        """The agent's reply; ``data`` goes with the request, the reply's bytes come as ``reply["data"]``."""
+        if data:
+            fields["bytes"] = len(data)
+        self.sock.sendall((json.dumps({"op": op, "key": self.key, **fields}) + "\n").encode() + data)
         line = self.reader.readline()
         if not line:
             raise ConnectionError("the agent closed the connection")
         reply = json.loads(line)
+        if reply.get("bytes"):
+            reply["data"] = self.reader.read(int(reply["bytes"]))
+            if len(reply["data"]) != int(reply["bytes"]):
+                raise ConnectionError("the agent closed the connection")
         if not reply.get("ok"):
             raise RuntimeError(f"agent refused {op}: {reply.get('error')}")
         return reply
@@ -427,6 +480,15 @@ def run_main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mpi", default="pmi2", help="srun --mpi plugin (default pmi2)")
     ap.add_argument("--nodes", default=None, help="outside Slurm: comma-separated node names to fake")
     ap.add_argument("--launch-timeout", type=float, default=120.0, help="seconds for all groups to start")
+    ap.add_argument(
+        "--on-failure", choices=("stop", "continue"), default=os.environ.get("DMR_ON_FAILURE", "stop"),
+        help="when a group fails (a rank killed, a node lost): stop the application (default), or "
+        "continue on the job's other nodes from the last checkpoint (dmr.Malleable applications)",
+    )  # fmt: skip
+    ap.add_argument("--checkpoint-every", type=int, default=10, metavar="STEPS",
+                    help="with --on-failure continue: steps between checkpoints (default 10)")  # fmt: skip
+    ap.add_argument("--max-restarts", type=int, default=3,
+                    help="with --on-failure continue: restarts before giving up (default 3)")  # fmt: skip
     ap.add_argument("command", nargs=argparse.REMAINDER, help="the program and its arguments")
     args = ap.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -435,21 +497,25 @@ def run_main(argv: list[str] | None = None) -> int:
     ppn = _ppn(args.ppn)
     if ppn < 1:
         ap.error(f"--ppn must be >= 1, got {ppn}")
+    if args.checkpoint_every < 1 or args.max_restarts < 0:
+        ap.error("--checkpoint-every must be >= 1 and --max-restarts >= 0")
     job_id = _job_id()
     nodes = args.nodes.split(",") if args.nodes else _job_nodes()
     if not nodes:
         ap.error("not inside a Slurm allocation (SLURM_JOB_NODELIST unset) and no --nodes given")
-    spec = LaunchSpec(argv=command, cwd=os.getcwd(), env=dict(os.environ), ppn=ppn, mpi=args.mpi)
+    env = dict(os.environ)
+    if args.on_failure == "continue":  # every group, also an expansion's, must checkpoint at the same steps
+        env["DMR_CHECKPOINT_EVERY"] = str(args.checkpoint_every)
+    spec = LaunchSpec(argv=command, cwd=os.getcwd(), env=env, ppn=ppn, mpi=args.mpi)
 
     def plain() -> int:
         agent = Agent(spec, job_id)
         server = serve(agent)
         _forward_signals(agent)
-        deadline = {"DMR_LAUNCH_TIMEOUT": str(args.launch_timeout)}  # every group of the launch keeps it
-        agent.launch(None, nodes[0], {"DMR_LAUNCH_GROUPS": str(len(nodes)), **deadline})
-        for node in nodes[1:]:
-            agent.launch(LAUNCH_TOKEN, node, deadline)
-        code = agent.wait()
+        launch_env = {"DMR_LAUNCH_TIMEOUT": str(args.launch_timeout)}  # every group of the launch keeps it
+        if args.on_failure == "continue":
+            agent.fail_grace = 0.0  # the groups are started again at once: no need to wait for them
+        code = _run(agent, nodes, launch_env, args.max_restarts if args.on_failure == "continue" else 0)
         agent.stop_all()
         server.shutdown()
         return code
@@ -460,6 +526,69 @@ def run_main(argv: list[str] | None = None) -> int:
 
         return run_pilot(spec, job_id, nodes, pilot, plain)
     return plain()
+
+
+def _start(agent: Agent, nodes: list[str], env: dict[str, str]) -> None:
+    """The application's launch: one group per node, the first one opens the world."""
+    agent.launch(None, nodes[0], {"DMR_LAUNCH_GROUPS": str(len(nodes)), **env})
+    for node in nodes[1:]:
+        agent.launch(LAUNCH_TOKEN, node, env)
+
+
+def _run(agent: Agent, nodes: list[str], env: dict[str, str], restarts: int) -> int:
+    """Launch the application and wait for its end; after a failed group, up to ``restarts`` times,
+    launch it again on the job's other nodes from the agent's checkpoint (a shrink by failure)."""
+    restored: int | None = None
+    for attempt in range(restarts + 1):
+        _start(agent, nodes, env)
+        code = agent.wait()
+        if agent.failure is None:
+            return code
+        held = agent.checkpoint[0] if agent.checkpoint is not None else None
+        if attempt == restarts:
+            if restarts:
+                _say(f"the application failed {restarts + 1} times; not starting it again (--max-restarts)")
+            return code
+        if attempt and held == restored:
+            _say("the application failed again before its next checkpoint; not starting it again")
+            return code
+        nodes = _nodes_after_failure(agent.job_id, nodes, agent.failure_node)
+        where = f"step {held}'s checkpoint" if held is not None else "its start (no checkpoint yet)"
+        _say(f"continuing on {len(nodes)} node(s) ({','.join(nodes)}) from {where}")
+        restored = held
+        agent.restart()
+        env = {**env, "DMR_RESTORE": "1"}
+    return code
+
+
+def _nodes_after_failure(job_id: int | None, nodes: list[str], failed: str) -> list[str]:
+    """The nodes to go on with: the job's nodes (Slurm's list: the application may have grown or
+    shrunk) but the failed one, which goes back to Slurm. The batch host stays: this agent runs
+    there, so it works (a rank killed there was the process's fault, not the node's)."""
+    if job_id is None:  # outside Slurm: the node names are only names
+        return [n for n in nodes if n != failed] or nodes
+    import hostlist
+
+    batch_host = os.environ.get("SLURMD_NODENAME", "")
+    try:
+        out = subprocess.run(["squeue", "-h", "-j", str(job_id), "-o", "%N"], capture_output=True,
+                             text=True, timeout=30, check=True).stdout.strip()  # fmt: skip
+        held = list(hostlist.expand_hostlist(out)) if out else nodes
+    except (OSError, subprocess.SubprocessError, hostlist.BadHostlist) as exc:
+        _say(f"cannot read the job's nodes ({exc}); going on with those it was launched on")
+        held = nodes
+    keep = [n for n in held if n != failed or n == batch_host] or held
+    if len(keep) < len(held):
+        cmd = ["scontrol", "update", f"JobId={job_id}", f"NodeList={hostlist.collect_hostlist(keep)}"]
+        try:
+            subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=True)
+        except (OSError, subprocess.SubprocessError) as exc:
+            _say(f"could not give node {failed} back to Slurm ({exc}); it stays in the job, unused")
+    return keep
+
+
+def _say(text: str) -> None:
+    print(f"dmr: {text}", file=sys.stderr, flush=True)
 
 
 def join_main(argv: list[str]) -> int:

@@ -26,7 +26,7 @@ FAIL_GRACE = float(os.environ.get("DMR_FAIL_GRACE", "5"))
 # stale SLURM_NNODES makes srun refuse a step), the PMI connection of the launching rank,
 # and this package's own per-group settings.
 _DROP_PREFIXES = ("SLURM_", "PMI_", "PMIX_", "HYDRA_", "MPI_LOCAL", "OMPI_", "DMR_GROUP_", "DMR_AGENT")
-_DROP = {"DMR_TOKEN", "DMR_LAUNCH_GROUPS", "DMR_NODE", "DMR_PILOT", "DMR_APP_ID"}
+_DROP = {"DMR_TOKEN", "DMR_LAUNCH_GROUPS", "DMR_NODE", "DMR_PILOT", "DMR_APP_ID", "DMR_RESTORE"}
 _KEEP = {"SLURM_CONF"}
 
 # An EJB subjob's Slurm job name, ``ejb<J0>.<key>``: which application (J0, its placeholder's job

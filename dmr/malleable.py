@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from mpi4py import MPI
 
+from dmr import checkpoint
 from dmr.api import runtime
 from dmr.config import validate
 from dmr.runtime import Action, Reconfiguration
@@ -47,11 +48,17 @@ class Malleable:
         self.history: list[tuple[int, str, int, int, float]] = []  # (step, action, old, new, seconds)
         self._t0 = time.perf_counter()
         self._skip_check = False
+        self._restored_at: int | None = None  # the step a restart after a failure resumed at
         handle = self.runtime.joining
         self.joined = handle is not None
         if handle is not None:
             self._carry(handle)
             self._skip_check = True  # the parents already asked at this step
+        elif (state := checkpoint.restore(self.runtime)) is not None:
+            self.step, self.arrays, self.values = state
+            self.joined = True  # the application's set-up is in the state: not done again
+            self._restored_at = self.step
+            self._skip_check = True  # no resize at this step: every rank skips its checkpoint alike
 
     @property
     def comm(self) -> MPI.Intracomm:
@@ -93,6 +100,9 @@ class Malleable:
                 if not self._skip_check:
                     self.check(spec(self.step) if spec is not None else None)
                 self._skip_check = False
+                every = checkpoint.every()
+                if every and self.step % every == 0 and self.step != self._restored_at:
+                    checkpoint.save(self.runtime, self.step, self.arrays, self.values)
                 yield self.step
                 self.step += 1
         finally:

@@ -241,7 +241,7 @@ class Runtime:
         """Rank 0: let the i-th new group connect (the agent hands out the port one group at a time)."""
 
         def release(i: int) -> None:
-            self._agent_request("release", token=token, tag=tags[i])
+            self.agent_request("release", token=token, tag=tags[i])
 
         return release
 
@@ -255,16 +255,16 @@ class Runtime:
             self._agent_client.close()
             self._agent_client = None
 
-    def _agent_request(self, op: str, **fields: Any) -> dict[str, Any]:
+    def agent_request(self, op: str, data: bytes = b"", **fields: Any) -> dict[str, Any]:
         """A request to the agent; once more on a new connection if the agent restarted meanwhile
         (an EJB manager hosts it), after posting this application's port to it again."""
         try:
-            return self._agent().request(op, **fields)
+            return self._agent().request(op, data, **fields)
         except (OSError, ConnectionError):
             self._drop_agent_client()
             if self.port is not None:
                 self._agent().request("port", port=self.port)
-            return self._agent().request(op, **fields)
+            return self._agent().request(op, data, **fields)
 
     # -- the check ----------------------------------------------------------------------------
     def check(
@@ -354,7 +354,7 @@ class Runtime:
         tags: list[str] = []
         if self.rank == 0:
             try:
-                reply = self._agent_request(
+                reply = self.agent_request(
                     "expect", token=token, count=count, launch=list(msg.get("launch") or []),
                     timeout=self.settings.join_timeout,
                 )  # fmt: skip
@@ -438,7 +438,7 @@ class Runtime:
             # the leaving groups end now, however Slurm ends them: the agent must not take that for a
             # failure of the application (it is told before the service releases their nodes)
             with contextlib.suppress(OSError, ConnectionError, RuntimeError, ValueError):
-                self._agent_request("leaving", nodes=leaving_nodes)
+                self.agent_request("leaving", nodes=leaving_nodes)
         if self.rank == 0 and self.client is not None and self.job_id is not None:
             acks = handle.old_size - handle.new_size
             reply = self.client.request(p.ShrinkReady(job_id=self.job_id, token=handle.token, acks=acks))
