@@ -12,6 +12,8 @@ other users: the rank 0 of another 1-node job, checking every 20 ms. Each scenar
 - ``nodes lost``: nodes not back in service within 60 s of the repair.
 
 Scenarios: ``rank-killed`` (a rank of a job grown to 4 nodes killed with SIGKILL),
+``rank-killed-continue`` (the same, the job run with ``dmr-run --on-failure continue``: it goes on
+without the failed node),
 ``rank-killed-in-shrink`` (a leaving rank killed while the job shrinks for a waiting job),
 ``service-killed`` (the job's control service killed, then a rank, then the service restarted on
 its journal),
@@ -44,6 +46,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from hostlist import expand_hostlist
 
 from slurm_ext.bench.flood import CREDENTIAL
 from slurm_ext.service import journal as jr
@@ -56,8 +59,9 @@ KILL_STEPS = {
     "expander": (jr.EXPAND_DECIDED, jr.EXPANDER_SUBMITTED, jr.EXPAND_ANSWERED, jr.COMMIT_RECEIVED),
 }  # fmt: skip
 DEFAULT_KILL_STEP = {"merge": MERGE_HANDED_OVER, "expander": jr.EXPANDER_SUBMITTED}
-SCENARIOS = ("rank-killed", "rank-killed-in-shrink", "service-killed", "slurmctld-outage", "flood",
-             "slurmctld-killed-in-merge", "slurmctld-killed-in-expander")  # fmt: skip
+SCENARIOS = ("rank-killed", "rank-killed-continue", "rank-killed-in-shrink", "service-killed",
+             "slurmctld-outage", "flood", "slurmctld-killed-in-merge",
+             "slurmctld-killed-in-expander")  # fmt: skip
 EACH_STEP = "slurmctld-killed-at-each-step"
 # one step: slurmctld-killed-in-STRATEGY@STEP
 ONE_STEP = tuple(f"slurmctld-killed-in-{s}@{step}" for s, steps in KILL_STEPS.items() for step in steps)
@@ -229,23 +233,23 @@ class Bench:
         return max(0, free_before - self.idle())
 
     # -- scenarios ------------------------------------------------------------------------------
-    def start_app(self, name: str, service: tuple[str, int] | None = None) -> int:
-        """FS under dmr-run on 1 node, 2 ranks, malleable up to 4 nodes under the service (ours, or
-        ``service``)."""
+    def start_app(self, name: str, service: tuple[str, int] | None = None, run_args: str = "") -> int:
+        """FS under ``dmr-run [run_args]`` on 1 node, 2 ranks, malleable up to 4 nodes under the
+        service (ours, or ``service``)."""
         from dmr_apps import script
 
         host, port = service or self.server.address
-        fs = f"{sys.executable} -m dmr --ppn {PPN} -- {sys.executable} {script('fs')}"
+        fs = f"{sys.executable} -m dmr --ppn {PPN} {run_args} -- {sys.executable} {script('fs')}"
         return self.sbatch(1, name, f"{fs} --steps 600 --step-seconds 1 --state-mb 8 --max {4 * PPN}\n"
                            "echo dmr-run-exit $?", f"--ntasks-per-node={PPN}",
                            env={"DMR_SERVICE": f"{host}:{port}"})  # fmt: skip
 
     def grown_app(
-        self, name: str, service: tuple[str, int] | None = None
+        self, name: str, service: tuple[str, int] | None = None, run_args: str = ""
     ) -> tuple[int, dict[int, dict[str, str]]]:
         """:meth:`start_app`, grown to 4 nodes (8 ranks): the expansion done (FS says so), not only
         its ranks started (until they are taken into the world they are no part of it)."""
-        job = self.start_app(name, service)
+        job = self.start_app(name, service, run_args)
         done = f": expand {PPN}->{4 * PPN} in "
         self.wait(lambda: done in self.output(name, job), 120, f"{name} to grow to 4 nodes", 0.3)
         self.wait(lambda: len(app_ranks(job)) == 4 * PPN, 30, f"{name}'s 8 ranks", 0.3)
@@ -264,6 +268,34 @@ class Bench:
         repaired = time.monotonic() - t0
         what = f"rank {ranks[victim]['PMI_RANK']} on {ranks[victim]['DMR_NODE']} (of 8 on 4 nodes)"
         return Row("rank-killed", detected, repaired, probe.p99_ms(t0), self.nodes_lost(free), what)
+
+    def rank_killed_continue(self, probe: Probe) -> Row:
+        """As ``rank-killed``, the job run with ``dmr-run --on-failure continue``: detection is the
+        agent's restart line, repair the application's ranks running again on the job's other
+        nodes with the failed node out of the job."""
+        free = self.idle()
+        job, ranks = self.grown_app("continued", run_args="--on-failure continue --checkpoint-every 5")
+        first = next(e["DMR_NODE"] for e in ranks.values() if e.get("SLURM_JOB_ID") == str(job))
+        victim = next(pid for pid, e in ranks.items() if e["DMR_NODE"] != first)
+        where = ranks[victim]["DMR_NODE"]
+        time.sleep(6)  # a checkpoint past the growth
+        t0 = time.monotonic()
+        os.kill(victim, signal.SIGKILL)
+        detected = self.wait(lambda: "dmr: continuing on" in self.output("continued", job), 60, "the agent")
+
+        def resumed() -> bool:
+            nodes = {e["DMR_NODE"] for e in app_ranks(job).values()}
+            held = self.sh("squeue", "-h", "-j", str(job), "-o", "%N", check=False)
+            return len(nodes) >= 3 and where not in nodes and where not in expand_hostlist(held.strip())
+
+        self.wait(resumed, 90, "the application to run again without the failed node")
+        repaired = time.monotonic() - t0
+        p99 = probe.p99_ms(t0)
+        said = next(ln for ln in self.output("continued", job).splitlines() if "dmr: continuing on" in ln)
+        self.sh("scancel", str(job), check=False)
+        self.wait(lambda: not self.state(job), 60, "the job to end")
+        return Row("rank-killed-continue", detected, repaired, p99, self.nodes_lost(free),
+                   f"rank on {where} killed; {said.removeprefix('dmr: ')}")  # fmt: skip
 
     def rank_killed_in_shrink(self, probe: Probe) -> Row:
         free = self.idle()
@@ -521,6 +553,8 @@ class Bench:
     def scenario(self, name: str, probe: Probe, outage: float, flood_seconds: float) -> Row:
         if name == "rank-killed":
             return self.rank_killed(probe)
+        if name == "rank-killed-continue":
+            return self.rank_killed_continue(probe)
         if name == "rank-killed-in-shrink":
             return self.rank_killed_in_shrink(probe)
         if name == "service-killed":

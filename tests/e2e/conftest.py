@@ -90,10 +90,11 @@ class Slurm:
 
     def dmr_fs(
         self, service: tuple[str, int], launch: int, args: str, name: str = "fs", ppn: int = 2,
-        env: dict[str, str] | None = None, sbatch_args: tuple[str, ...] = (),
+        env: dict[str, str] | None = None, sbatch_args: tuple[str, ...] = (), run_args: str = "",
     ) -> int:  # fmt: skip
-        """FS under ``dmr-run`` (one group of ``ppn`` ranks per node), launched on ``launch`` nodes."""
-        script = f"{sys.executable} -m dmr --ppn {ppn} -- {sys.executable} {FS} {args}\necho dmr-run-exit $?"
+        """FS under ``dmr-run [run_args]`` (a group of ``ppn`` ranks per node) started on ``launch`` nodes."""
+        run = f"{sys.executable} -m dmr --ppn {ppn} {run_args}".rstrip()
+        script = f"{run} -- {sys.executable} {FS} {args}\necho dmr-run-exit $?"
         env = {"DMR_SERVICE": f"{service[0]}:{service[1]}", **(env or {})}
         return self.sbatch(launch, script, name, env, args=(f"--ntasks-per-node={ppn}", *sbatch_args))
 

@@ -10,6 +10,7 @@ import sys
 import time
 
 import pytest
+from hostlist import expand_hostlist
 
 from slurm_ext.bench.faults import app_ranks
 from slurm_ext.slurm.adapter import EXPANDER_PREFIX, RESIZER_PREFIX
@@ -48,6 +49,40 @@ def test_a_rank_killed_on_a_grown_node_ends_the_job_within_seconds(slurm, make_s
     )  # srun names the task
     assert "dmr-run-exit 0" not in out and "dmr-run-exit" in out, out
     assert not app_ranks(job)  # no rank left spinning
+    total = len(set(sh("sinfo", "-h", "-N", "-o", "%N").split()))
+    slurm.wait(lambda: idle_nodes() == total, timeout=60)  # no node lost
+
+
+@pytest.mark.parametrize("strategy", ["merge", "expander"])
+def test_a_job_run_with_on_failure_continue_goes_on_without_the_failed_node(slurm, make_service, strategy):
+    """``dmr-run --on-failure continue``: a rank killed on a node the job grew onto; the application
+    starts again on the job's other nodes from its last checkpoint (merge: the failed node leaves
+    the job's allocation; expander: the expander jobs end) and ends with its state intact."""
+    server = make_service(strategy)
+    job = slurm.dmr_fs(server.address, 1, "--steps 40 --step-seconds 1 --state-mb 8 --max 8", ppn=PPN,
+                       run_args="--on-failure continue --checkpoint-every 2")  # fmt: skip
+    ranks = slurm.wait(lambda: (r := app_ranks(job)) and len(r) == 4 * PPN and r, timeout=90)
+    first = next(env["DMR_NODE"] for env in ranks.values() if env.get("SLURM_JOB_ID") == str(job))
+    victim = next(pid for pid, env in ranks.items() if env["DMR_NODE"] != first)
+    where = ranks[victim]["DMR_NODE"]
+    time.sleep(4)  # a checkpoint or two on the grown world
+    os.kill(victim, signal.SIGKILL)
+    t0 = time.monotonic()
+    said = slurm.wait(lambda: re.search(r"dmr: continuing on (\d+) node\(s\) \((\S+)\) from step (\d+)'s",
+                                        slurm.output("fs", job)), timeout=30, every=0.2)  # fmt: skip
+    detected = time.monotonic() - t0
+    count, nodes, step = int(said.group(1)), said.group(2).split(","), int(said.group(3))
+    assert where not in nodes and step >= 2, said.group(0)
+    assert count == (3 if strategy == "merge" else 1), said.group(0)  # expander: the app's own node
+    slurm.wait(lambda: (j := slurm.job(job)) and where not in expand_hostlist(j["nodelist"]), timeout=10)
+    resumed = slurm.wait(lambda: (r := app_ranks(job)) and len(r) >= count * PPN and r, timeout=60)
+    assert where not in {env["DMR_NODE"] for env in resumed.values()}
+    assert detected < 10
+    slurm.wait_gone(job, timeout=150)
+    out = slurm.output("fs", job)
+    assert slurm.fs_result("fs", job)["checksum_ok"] and "dmr-run-exit 0" in out, out
+    assert out.count("FS_RESULT") == 1, out
+    assert not helper_jobs()
     total = len(set(sh("sinfo", "-h", "-N", "-o", "%N").split()))
     slurm.wait(lambda: idle_nodes() == total, timeout=60)  # no node lost
 
