@@ -89,7 +89,7 @@ import time as _time
 from array import array
 from bisect import bisect_left, insort
 from collections.abc import Callable, Sequence
-from heapq import heappop, heappush
+from heapq import heappop
 from typing import TYPE_CHECKING, Any, Protocol
 
 from slurm_ext.decisions import Decision, Expand, NoAction, RaisePriority, Shrink, StartJob
@@ -144,15 +144,8 @@ __all__ = [
 ]
 
 
-# Methods that Simulator.advance does inline when a subclass has not overridden them.
-_INLINED = ("_account", "_handle", "_finish", "_arrive", "_enqueue", "_schedule")
 # Timeline values kept in a list before they are packed into the arrays (see Simulator._rows).
 _ROW_VALUES_KEPT = 4 * 4096
-
-
-def _inlines(cls: type) -> bool:
-    """Whether Simulator.advance may do inline what ``_INLINED`` does for a run of ``cls``."""
-    return all(getattr(cls, m) is getattr(Simulator, m) for m in _INLINED)
 
 
 class DecisionError(RuntimeError):
@@ -336,7 +329,6 @@ class Simulator:
             and controller is None
             and not table.evolving
             and check_period is None
-            and _inlines(type(self))
         )
         self.rejected: list[Rejected] = []
         self.resize_log: list[tuple[float, int, int, int]] = []  # (time, job id, old, new)
@@ -384,26 +376,14 @@ class Simulator:
         t0 = _time.perf_counter()
         self._stopped = False
         heap = self.events.heap
-        table = self.table
-        sub = table.sub
+        sub = self.table.sub
+        ver, state = self.table.ver, self.table.state
         n_trace = self._n_trace
         limit = INF if until is None else until
-        handle = self._handle
-        arrive = self._arrive
-        qsizes, size, qkey, end_t = self.qsizes, table.size, table.qkey, table.end_t
-        by_size = None if self.queue_by_size is None else self.queue_by_size.sets
-        exp_end = self.exp_end
-        finish = self._finish
-        schedule = self._schedule
-        pass_ = self._pass
-        # The loop below does inline what _account, _handle (job ends), _arrive and _schedule
-        # (rigid runs) do, unless a subclass changed them (then it calls them).
-        plain = _inlines(type(self))
-        rigid = plain and self.policy is None
-        ver, state, work, lim, spec = table.ver, table.state, table.work, table.lim, table.spec
+        handle, arrive, schedule = self._handle, self._arrive, self._schedule
         cancelled = self._cancelled_timers
-        total = self.total_nodes
         timeline = self.record_timeline and not self._timeline_deferred
+        total = self.total_nodes
         rows = self._rows
         put_row = rows.append
         ends, queue = self.ends, self.queue
@@ -429,81 +409,24 @@ class Simulator:
             t = t_arr if t_arr < t_ev else t_ev
             if t == INF or t >= limit:
                 break
-            if not plain:
-                if t != self.last_t:
-                    self._account(t)
-            elif t != self.last_t:  # _account(t), inline
-                dt = t - self.last_t
-                free = self.free
-                self.busy_area += (total - free) * dt
-                if queue:
-                    self.frag_area += free * dt
-                    self.queue_time += dt
-                self.last_t = t
+            if t != self.last_t:
+                self._account(t)
             elif self._timeline_deferred and self._steps:
                 # A second step at one instant (a job that ran for no time ended): the rows
                 # would no longer follow from the table. Those so far are written; record on.
                 self._record_timeline()
                 timeline = True
             self.now = t
-            while heap:
-                ev = heap[0]
-                if ev[0] != t or ev[1] >= ARRIVE:
-                    break
-                heappop(heap)
-                if ev[1] == END and plain:  # _handle's END case, inline: the commonest event
-                    i = ev[3]
-                    if ver[i] == ev[4] and state[i] == RUNNING:
-                        if self.controller is not None:
-                            finish(i, TIMEOUT if work[i] > lim[i] else COMPLETED)
-                            continue
-                        # _finish without a controller to tell, inline
-                        self._stable = 0
-                        self._dirty = True
-                        cache = self.snapshot_cache
-                        if cache is not None:
-                            cache.ended(i)
-                        if i in spec:
-                            del self.malleable_running[i]
-                            self.malleable_now = None
-                        del ends[bisect_left(ends, (exp_end.pop(i), i))]
-                        self.free += size[i]
-                        state[i] = TIMEOUT if work[i] > lim[i] else COMPLETED
-                        end_t[i] = t
-                        ver[i] += 1
-                else:
-                    handle(ev)
-            a = self._arr
-            if a < n_trace and sub[a] == t:
-                if plain and self.controller is None:  # _arrive and _enqueue, inline
-                    qcount = self._qcount
-                    while a < n_trace and sub[a] == t:
-                        state[a] = PENDING
-                        qsizes[size[a]] += 1
-                        if by_size is not None:
-                            by_size[size[a]].add(a)
-                        qcount += 1
-                        qkey[a] = qcount
-                        queue.append(a)
-                        a += 1
-                    self._qcount = qcount
-                    self._arr = a
-                else:
-                    while a < n_trace and sub[a] == t:
-                        arrive(a)
-                        a += 1
-                        self._arr = a
+            # ends and the other events before this instant's arrivals, then the arrivals
+            while heap and heap[0][0] == t and heap[0][1] < ARRIVE:
+                handle(heappop(heap))
+            while a < n_trace and sub[a] == t:
+                arrive(a)
+                a += 1
+                self._arr = a
             while heap and heap[0][0] == t:
                 handle(heappop(heap))
-            if rigid and self.controller is None:  # _schedule's rigid case, inline
-                self._dirty = False
-                pass_(self)
-                while self._dirty:
-                    self._dirty = False
-                    pass_(self)
-                self._stable = len(queue)
-            else:
-                schedule()
+            schedule()
             if timeline:
                 put_row(t)
                 put_row(total - self.free)
@@ -700,9 +623,7 @@ class Simulator:
             act = now + (work if work < lim else lim) / rate
         self.exp_end[i] = exp
         insort(self.ends, (exp, i))
-        events = self.events  # events.push, inline
-        events.seq += 1
-        heappush(events.heap, (act, END, events.seq, i, table.ver[i]))
+        self.events.push(act, END, i, table.ver[i])
         if table.evolving or self.check_period is not None:
             self._push_progress_events(i)
         if self.controller is not None:
@@ -754,25 +675,10 @@ class Simulator:
     def _resize(self, i: int, new: int) -> None:
         now = self.now
         table = self.table
-        # _progress and _rate inline (a resize is the most frequent decision of some policies)
+        done, _ = self._progress(i, now)
+        rate = self._rate(i, new)
         p = self.prog.get(i)
-        if p is None:
-            done = now - table.start_t[i]
-            old_ref = now
-        else:
-            done, old_ref, old_rate = p
-            # max(0.0, x) and max(now, old_ref) as comparisons: a builtin call here cost more
-            # than the rest of the line (the same values, ties and NaN included)
-            ran = now - old_ref
-            done += (ran if ran > 0.0 else 0.0) * old_rate
-        n0 = table.size0[i]
-        sf = table.serial.get(i)
-        if new == n0:
-            rate = 1.0
-        elif not sf:
-            rate = new / n0  # speedup(new, 0) / speedup(n0, 0): linear, the same float
-        else:
-            rate = speedup(new, sf) / speedup(n0, sf)
+        old_ref = now if p is None else p[1]
         t_ref = (old_ref if old_ref > now else now) + self.resize_overhead
         self._stable = 0
         self._dirty = True
@@ -800,9 +706,7 @@ class Simulator:
         v = table.ver[i] + 1
         table.ver[i] = v
         table.resizes[i] += 1
-        events = self.events  # events.push, inline
-        events.seq += 1
-        heappush(events.heap, (act, END, events.seq, i, v))
+        self.events.push(act, END, i, v)
         if table.evolving or self.check_period is not None:
             self._push_progress_events(i)
 
@@ -908,48 +812,9 @@ class Simulator:
             self._record_timeline()
         self.decisions += len(decisions)
         apply_one = self._apply_one
-        table = self.table
-        index_of, state, size, spec = table.index_of, table.state, table.size, table.spec
         for k, d in enumerate(decisions):
-            cls = type(d)
-            if cls is NoAction:  # most of DMR's answers: nothing to check or carry out
+            if type(d) is NoAction:  # most of DMR's answers: nothing to check or carry out
                 continue
-            # A resize or start that can be carried out, done here: the commonest decisions (a
-            # DBES run's half million), checked as _apply_one checks them. Anything else, and
-            # whatever fails a check, goes to _apply_one, which says why.
-            i = index_of.get(d.job_id)
-            if i is not None:
-                if cls is Shrink or cls is Expand:
-                    cur = size[i]
-                    new = d.new_size  # type: ignore[union-attr]
-                    s = spec.get(i)
-                    if (
-                        state[i] == RUNNING
-                        and s is not None
-                        and s.min_nodes <= new <= s.max_nodes
-                        and (
-                            new < cur
-                            if cls is Shrink
-                            # an evolving job's ask is granted in _apply_one, not resized here
-                            else cur < new <= cur + self.free and i not in self.evolve_asking
-                        )
-                    ):
-                        self._resize(i, new)  # (sets _stable to 0)
-                        changed = True
-                        continue
-                elif cls is StartJob:
-                    n = d.nodes  # type: ignore[union-attr]
-                    s = spec.get(i)
-                    if (
-                        state[i] == PENDING
-                        and n <= self.free
-                        and (n == table.size0[i] if s is None else s.min_nodes <= n <= s.max_nodes)
-                    ):
-                        self._stable = 0
-                        self.queue.remove(i)
-                        self.start_queued(i, n)
-                        changed = True
-                        continue
             err = apply_one(d)
             if err is None:
                 changed = changed or not isinstance(d, NoAction)

@@ -56,8 +56,8 @@ def by_size_of(sim: Simulator) -> dict[int, set[int]]:
 
 
 class _Counting(QueueBySize):
-    """Counts the passes that use the index and, at each, checks it against the queue (on the
-    engine's inlined path, which _Watched's override of _schedule turns off)."""
+    """Counts the passes that use the index and, at each, checks it against the queue (from inside
+    the pass, without a Simulator subclass)."""
 
     calls: Counter[str]
     sim: Simulator
