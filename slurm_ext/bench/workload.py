@@ -37,12 +37,23 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from itertools import pairwise
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 PAPER = {"completion": -0.52, "wait": -0.67}  # the issue's reading of paper 002's Table 4 (gains vs fixed)
+GAINS = ("completion", "mean_wait", "mean_exec")  # malleable / rigid - 1, per seed
+# What each number of a run is (paper 002's Table 4 names "completion time" for the workload's).
+DEFINITIONS = {
+    "completion_s": "workload makespan: first submission to last end",
+    "mean_job_completion_s": "mean over jobs of end - submit (each job's own completion time)",
+    "mean_wait_s": "mean over jobs of start - submit",
+    "mean_exec_s": "mean over jobs of end - start",
+    "utilisation": "node-seconds held by the jobs (resizes included) / (nodes x makespan)",
+    "per_job": "each job: times in seconds from the first submission, its nodes over time [[t, nodes], ...]",
+}
 
 
 @dataclass(frozen=True)
@@ -221,15 +232,20 @@ def measures(
     waits = [max(0.0, r[1] - r[0]) for r in rows.values()]  # Slurm may stamp a start 1 s early
     runs = [r[2] - r[1] for r in rows.values()]
     # node-seconds: each job from its start at its submitted size, changed by its resizes
-    busy = 0.0
     molded = {e["job"]: e["nodes"] for e in events if e["kind"] == "molded-start" and e.get("nodes")}
-    for jid, (_s, start, stop, _st) in rows.items():
+    per_job = []
+    busy = 0.0
+    for jid, (sub, start, stop, state) in sorted(rows.items()):
         changes = sorted((e["time"], e["new"]) for e in events if e.get("job") == jid and _resized(e))
-        t, n = start, molded.get(jid, ids[jid].size)  # a molded job starts on the size decided
-        for when, new in changes:
-            busy += n * (max(start, min(when, stop)) - t)
-            t, n = max(start, min(when, stop)), new
-        busy += n * (stop - t)
+        steps = node_steps(start, stop, molded.get(jid, ids[jid].size), changes)  # molded: the size decided
+        busy += sum(n * (t1 - t0) for (t0, n), (t1, _) in pairwise(steps))
+        spec = ids[jid]
+        per_job.append({
+            "job_id": jid, "name": spec.name, "app": spec.app, "submitted_nodes": spec.size,
+            "submit": sub - submit, "start": start - submit, "end": stop - submit,
+            "wait_s": max(0.0, start - sub), "exec_s": stop - start, "completion_s": stop - sub,
+            "resizes": len(changes), "state": state, "nodes": [[t - submit, n] for t, n in steps],
+        })  # fmt: skip
     actions = {k: sum(1 for e in events if e["kind"] == k) for k in ("expand", "shrink", "failed")}
     actions["mold"] = sum(1 for e in events if e["kind"] == "mold" and e.get("ok"))
     # what the policy answered when it did not act: the bench says why a policy made no decision
@@ -244,10 +260,72 @@ def measures(
         "mode": mode, "policy": policy if mode == "malleable" else "none", "jobs": len(ids),
         "completion_s": end - submit, "mean_wait_s": statistics.mean(waits),
         "mean_exec_s": statistics.mean(runs),
+        "mean_job_completion_s": statistics.mean(j["completion_s"] for j in per_job),
         "utilisation": busy / (nodes * (end - submit)), "actions": actions, "results_ok": ok,
         "no_action_reasons": unmoved.most_common(3),
-        "states": sorted({r[3] for r in rows.values()}),
+        "states": sorted({r[3] for r in rows.values()}), "per_job": per_job,
     }  # fmt: skip
+
+
+def node_steps(
+    start: float, stop: float, size: int, changes: list[tuple[float, int]]
+) -> list[tuple[float, int]]:
+    """A job's nodes over its run as steps ``(time, nodes from then on)``, ending with ``(stop, 0)``:
+    ``size`` from ``start``, then each ``(time, new size)`` change (clipped to the run)."""
+    steps = [(start, size)]
+    for when, new in changes:
+        at = max(start, min(when, stop))
+        if at == steps[-1][0]:
+            steps[-1] = (at, new)
+        else:
+            steps.append((at, new))
+    steps.append((stop, 0))
+    return steps
+
+
+def gain(malleable: float, rigid: float) -> float | None:
+    """``malleable / rigid - 1``; None where the rigid run's value is 0 (no job waited)."""
+    return malleable / rigid - 1 if rigid else None
+
+
+def interval(values: list[float]) -> dict[str, float | int | None]:
+    """Mean and the half-width of its two-sided 95% interval (Student's t; None for fewer than two
+    values, the mean too for none)."""
+    from slurm_ext.metrics.compare import t_quantile_975
+
+    mean = statistics.mean(values) if values else None
+    if len(values) < 2:
+        return {"mean": mean, "ci95": None, "n": len(values)}
+    half = t_quantile_975(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
+    return {"mean": mean, "ci95": half, "n": len(values)}
+
+
+def plot_nodes(run: dict[str, Any], nodes: int, path: Path, title: str) -> Path:
+    """Nodes per job over time, stacked (one colour per job): the run's shape at a glance."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    jobs = run["per_job"]
+    times = np.unique([t for j in jobs for t, _ in j["nodes"]])
+    fig, ax = plt.subplots(figsize=(10, 4))
+    layers = []
+    for j in jobs:
+        at = np.array([t for t, _ in j["nodes"]])
+        held = np.array([n for _, n in j["nodes"]])
+        idx = np.searchsorted(at, times, side="right") - 1
+        layers.append(np.where(idx >= 0, held[np.clip(idx, 0, None)], 0))
+    ax.stackplot(times, layers, step="post", labels=[j["name"] for j in jobs], lw=0)
+    ax.axhline(nodes, color="grey", ls="--", lw=0.8)
+    ax.set(xlabel="seconds since the first submission", ylabel="nodes", ylim=(0, nodes * 1.05), title=title)
+    if len(jobs) <= 20:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="x-small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def _resized(event: dict[str, Any]) -> bool:
@@ -258,8 +336,8 @@ def _resized(event: dict[str, Any]) -> bool:
 
 
 def _cell(run: dict[str, Any], key: str) -> str:
-    gain = run.get("gain", {})
-    return f"{run[f'{key}_s']:.0f}" + (f" ({100 * gain[key]:+.0f}%)" if key in gain else "")
+    change = run.get("gain", {}).get(key)
+    return f"{run[f'{key}_s']:.0f}" + (f" ({100 * change:+.0f}%)" if change is not None else "")
 
 
 def workload_cmd(
@@ -268,6 +346,12 @@ def workload_cmd(
         float, typer.Option(help="Mean inter-arrival time, seconds (Poisson arrivals)")
     ] = 1.0,
     seed: Annotated[int, typer.Option(help="Seed of the job mix and arrivals")] = 1,
+    seeds: Annotated[
+        int,
+        typer.Option(
+            help="Workloads to run, seeds --seed, --seed+1, ...: each policy's gain with its 95% interval"
+        ),
+    ] = 1,
     steps: Annotated[int, typer.Option(help="Steps of every job")] = 10,
     step_seconds: Annotated[float, typer.Option(help="Mean step length on 4 nodes, seconds")] = 6.0,
     scaling: Annotated[
@@ -284,31 +368,59 @@ def workload_cmd(
     workdir: Annotated[
         Path | None, typer.Option(help="Scripts, outputs and events [default: new /tmp dir]")
     ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Write a plot of nodes per job over time for each run here (PNG)")
+    ] = None,
 ) -> None:
     """Paper 002's workload: rigid vs malleable (per policy), completion, wait, execution, utilisation."""
     import tempfile
 
     from slurm_ext.config import load_config
 
-    if jobs < 1 or mean_gap <= 0 or steps < 1 or step_seconds <= 0 or not 0 < scaling <= 1:
-        typer.echo("error: --jobs and --steps must be >= 1, --mean-gap and --step-seconds > 0, "
+    if jobs < 1 or mean_gap <= 0 or steps < 1 or step_seconds <= 0 or not 0 < scaling <= 1 or seeds < 1:
+        typer.echo("error: --jobs, --steps and --seeds must be >= 1, --mean-gap and --step-seconds > 0, "
                    "--scaling in (0, 1]", err=True)  # fmt: skip
         raise typer.Exit(2)
     nodes = load_config().cluster.nodes
     try:
         mix = tuple(a.strip() for a in apps.split(",") if a.strip())
-        specs = generate(jobs, mean_gap, seed, step_seconds, steps, nodes, scaling, mix, submit_at)
+        workloads = {k: generate(jobs, mean_gap, k, step_seconds, steps, nodes, scaling, mix, submit_at)
+                     for k in range(seed, seed + seeds)}  # fmt: skip
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     where = workdir or Path(tempfile.mkdtemp(prefix="workload-", dir="/tmp"))
-    runs = [run_mode("rigid", "none", specs, where, nodes)]
-    for name in policy:
-        runs.append(run_mode("malleable", name, specs, where / name, nodes))
-    rigid = runs[0]
-    for r in runs[1:]:
-        r["gain"] = {k: r[f"{k}_s"] / rigid[f"{k}_s"] - 1 for k in ("completion", "mean_wait", "mean_exec")}
-    summary = {"workload": [asdict(s) for s in specs], "runs": runs, "paper_gain": PAPER, "seed": seed,
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    runs = []
+    for k, specs in workloads.items():
+        base = where / f"seed{k}" if seeds > 1 else where
+        if seeds > 1:
+            typer.echo(f"seed {k} ({k - seed + 1} of {seeds}) ...", err=True)
+        rigid = run_mode("rigid", "none", specs, base, nodes)
+        rigid["seed"] = k
+        runs.append(rigid)
+        for name in policy:
+            r = run_mode("malleable", name, specs, base / name, nodes)
+            r["seed"] = k
+            r["gain"] = {g: gain(r[f"{g}_s"], rigid[f"{g}_s"]) for g in GAINS}
+            runs.append(r)
+        for r in runs[-1 - len(policy) :]:
+            label = "rigid" if r["mode"] == "rigid" else r["policy"]
+            if out is not None:
+                r["plot"] = str(
+                    plot_nodes(r, nodes, out / f"nodes-seed{k}-{label}.png", f"seed {k}: {label}")
+                )
+    stated = [r for r in runs if "gain" in r]
+    gains = {
+        name: {
+            g: interval([v for r in stated if r["policy"] == name and (v := r["gain"][g]) is not None])
+            for g in GAINS
+        }
+        for name in policy
+    }
+    summary = {"workload": [asdict(s) for s in workloads[seed]], "runs": runs, "gains": gains,
+               "definitions": DEFINITIONS, "paper_gain": PAPER, "seed": seed, "seeds": seeds,
                "scaling": scaling, "apps": apps, "submit_at": submit_at, "load": os.getloadavg()[0],
                "workdir": str(where)}  # fmt: skip
     if as_json:
@@ -321,12 +433,25 @@ def workload_cmd(
                   "ok")  # fmt: skip
     for r in runs:
         label = r["mode"] if r["mode"] == "rigid" else f"malleable ({r['policy']})"
+        label += f", seed {r['seed']}" if seeds > 1 else ""
         acts = r["actions"]
         resizes = f"{acts['expand']}/{acts['shrink']}/{acts['mold']}"
         cells = [_cell(r, k) for k in ("completion", "mean_wait", "mean_exec")]
         table.add_row(label, *cells, f"{r['utilisation']:.2f}", resizes, f"{r['results_ok']}/{r['jobs']}")
     Console().print(table)
-    for r in runs[1:]:
+    if seeds > 1:
+        for name, by in gains.items():
+            cells = ", ".join(
+                f"{g.replace('_', ' ')} {100 * v['mean']:+.0f}% ± {100 * v['ci95']:.0f}"
+                for g, v in by.items()
+                if v["mean"] is not None and v["ci95"] is not None
+            )
+            Console().print(
+                f"{name} vs rigid over {seeds} seeds (mean ± 95% interval): {cells}", markup=False
+            )
+    for r in runs:
+        if r["mode"] == "rigid":
+            continue
         if not any(r["actions"][k] for k in ("expand", "shrink", "mold")):
             why = (
                 "; ".join(f"{reason} ({n}x)" for reason, n in r["no_action_reasons"]) or "no check reached it"

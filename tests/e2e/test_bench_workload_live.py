@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -19,19 +20,29 @@ def bench(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, env=slurm_env(), timeout=600)
 
 
-def test_the_workload_bench_runs_rigid_and_malleable_and_reports_both(slurm, tmp_path):
-    res = bench("--jobs", "3", "--steps", "3", "--step-seconds", "1", "--mean-gap", "0.5", "--json",
-                "--workdir", str(tmp_path))  # fmt: skip
+def test_the_workload_bench_runs_rigid_and_malleable_over_two_seeds_and_reports_both(slurm, tmp_path):
+    plots = tmp_path / "plots"
+    res = bench("--jobs", "2", "--steps", "3", "--step-seconds", "1", "--mean-gap", "0.5", "--seeds", "2",
+                "--json", "--workdir", str(tmp_path), "--out", str(plots))  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
     summary = json.loads(res.stdout)
-    runs = {r["mode"]: r for r in summary["runs"]}
-    assert set(runs) == {"rigid", "malleable"} and runs["malleable"]["policy"] == "dmr"
-    for run in runs.values():
-        assert run["jobs"] == 3 and run["results_ok"] == 3, run  # each app's own check passed
+    assert [(r["seed"], r["mode"]) for r in summary["runs"]] == [
+        (1, "rigid"), (1, "malleable"), (2, "rigid"), (2, "malleable")
+    ]  # fmt: skip
+    for run in summary["runs"]:
+        assert run["jobs"] == 2 and run["results_ok"] == 2, run  # each app's own check passed
         assert run["states"] == ["COMPLETED"], run
         assert run["completion_s"] > 0 and 0 < run["utilisation"] <= 1, run
-    assert runs["rigid"]["actions"] == {"expand": 0, "shrink": 0, "failed": 0, "mold": 0}  # nobody asked
-    assert set(runs["malleable"]["gain"]) == {"completion", "mean_wait", "mean_exec"}
+        assert [j["nodes"][-1][1] for j in run["per_job"]] == [0, 0], run  # Table 4 per job
+        assert Path(run["plot"]).stat().st_size > 1000  # nodes per job over time
+        if run["mode"] == "rigid":
+            assert run["actions"] == {"expand": 0, "shrink": 0, "failed": 0, "mold": 0}  # nobody asked
+        else:
+            assert run["policy"] == "dmr" and set(run["gain"]) == {"completion", "mean_wait", "mean_exec"}
+    gains = summary["gains"]["dmr"]
+    # over both seeds (the wait: only where some job waited in the rigid run: 2 jobs may all fit)
+    assert gains["completion"]["n"] == 2 and isinstance(gains["completion"]["ci95"], float), gains
+    assert set(summary["definitions"]) >= {"completion_s", "mean_job_completion_s", "per_job"}
 
 
 def test_the_workload_bench_refuses_bad_sizes_with_exit_code_2(tmp_path):

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
-from slurm_ext.bench.workload import JobSpec, generate, measures, shapes
+from slurm_ext.bench.workload import (
+    JobSpec,
+    gain,
+    generate,
+    interval,
+    measures,
+    node_steps,
+    plot_nodes,
+    shapes,
+)
 
 
 def test_the_workload_is_seeded_and_poisson_like():
@@ -57,6 +67,37 @@ def test_node_seconds_follow_the_resizes_of_the_events(tmp_path: Path):
     assert m["utilisation"] == (660 + 100) / 800
     assert m["completion_s"] == 100 and m["mean_wait_s"] == 25 and m["mean_exec_s"] == 75
     assert m["actions"] == {"expand": 0, "shrink": 1, "failed": 0, "mold": 0}
+    # Table 4's columns per job: job 1 grew at 10 s and shrank at 50 s; job 2 waited 50 s
+    a, b = m["per_job"]
+    assert a["nodes"] == [[0.0, 4], [10.0, 8], [50.0, 6], [100.0, 0]] and a["resizes"] == 2
+    assert (b["wait_s"], b["exec_s"], b["completion_s"], b["nodes"]) == (
+        50.0,
+        50.0,
+        100.0,
+        [[50.0, 2], [100.0, 0]],
+    )
+    assert m["mean_job_completion_s"] == 100.0
+    assert plot_nodes(m, 8, tmp_path / "nodes.png", "two jobs").stat().st_size > 1000
+
+
+def test_a_jobs_nodes_over_time_clip_changes_to_its_run_and_merge_changes_at_one_instant():
+    assert node_steps(10.0, 20.0, 4, []) == [(10.0, 4), (20.0, 0)]
+    assert node_steps(10.0, 20.0, 4, [(5.0, 2), (15.0, 8), (25.0, 1)]) == [
+        (10.0, 2),
+        (15.0, 8),
+        (20.0, 1),
+        (20.0, 0),
+    ]
+
+
+def test_a_gain_over_seeds_has_the_students_t_interval():
+    assert gain(50.0, 100.0) == -0.5 and gain(3.0, 0.0) is None  # no rigid wait: no gain to state
+    assert interval([]) == {"mean": None, "ci95": None, "n": 0}
+    one = interval([0.2])
+    assert one == {"mean": 0.2, "ci95": None, "n": 1}  # no interval from one seed (JSON: null)
+    three = interval([-0.4, -0.5, -0.6])
+    # mean -0.5, sd 0.1, t(0.975, 2) = 4.303: half-width 4.303 x 0.1 / sqrt(3)
+    assert math.isclose(three["mean"], -0.5) and math.isclose(three["ci95"], 4.302652729 * 0.1 / math.sqrt(3))
 
 
 def test_a_molded_job_counts_from_the_size_it_started_on_and_silence_is_explained(tmp_path: Path):
