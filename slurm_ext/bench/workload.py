@@ -441,13 +441,13 @@ def workload_cmd(
     Console().print(table)
     if seeds > 1:
         for name, by in gains.items():
-            cells = ", ".join(
+            said = ", ".join(
                 f"{g.replace('_', ' ')} {100 * v['mean']:+.0f}% ± {100 * v['ci95']:.0f}"
                 for g, v in by.items()
                 if v["mean"] is not None and v["ci95"] is not None
             )
             Console().print(
-                f"{name} vs rigid over {seeds} seeds (mean ± 95% interval): {cells}", markup=False
+                f"{name} vs rigid over {seeds} seeds (mean ± 95% interval): {said}", markup=False
             )
     for r in runs:
         if r["mode"] == "rigid":
