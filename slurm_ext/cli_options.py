@@ -54,8 +54,12 @@ WorkloadOpt = Annotated[
     typer.Option(
         "--workload",
         "-w",
-        help="SWF file (plain or .gz), 'kth-small' (bundled 500-job trace), 'synthetic' or (slurm-ext"
-        " simulate/compare) 'esp'.",
+        help="SWF file (plain or .gz), 'kth-small' (bundled 500-job trace), 'synthetic', (slurm-ext"
+        " simulate/compare) 'esp', or this site's accounting: 'sacct:START..END' runs"
+        " `sacct --json -a -X -S START -E END` (e.g. sacct:now-7days..now), 'sacct-file:PATH' reads"
+        " its saved output. The simulator has one pool of nodes: a suffix @PARTITION"
+        " (sacct:now-7days..now@batch) takes that partition's jobs only, on its nodes; without it the"
+        " partitions the jobs ran in are one pool.",
     ),
 ]
 ReadingOpt = Annotated[

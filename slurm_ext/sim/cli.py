@@ -44,7 +44,7 @@ NodesOpt = Annotated[
     typer.Option(
         help="Machine size in nodes (one SWF processor is one node, or see --cores-per-node): overrides"
         " the trace's header;"
-        " synthetic: the generated machine (default 128)."
+        " synthetic: the generated machine (default 128); sacct: overrides the partitions' size (sinfo)."
     ),
 ]
 CoresOpt = Annotated[

@@ -1,7 +1,8 @@
 """Workload sources for the simulator: SWF traces, a synthetic generator, the bundled trace.
 
 Every source returns a :class:`slurm_ext.workloads.model.Workload`. :func:`load_workload` maps the
-CLI's ``--workload`` argument (a path, ``kth-small``, ``synthetic`` or ``esp``) to one.
+CLI's ``--workload`` argument (a path, ``kth-small``, ``synthetic``, ``esp``, or a site's accounting:
+``sacct:START..END[@PARTITION]``, ``sacct-file:PATH[@PARTITION]``, :mod:`slurm_ext.workloads.sacct`) to one.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 from slurm_ext.workloads.esp import esp_workload
 from slurm_ext.workloads.model import SimJob, SkippedJob, Workload
 from slurm_ext.workloads.reading import DEFAULT, SwfReading, apply_reading
+from slurm_ext.workloads.sacct import is_sacct_spec, load_sacct
 from slurm_ext.workloads.swf import SwfTrace, read_swf
 
 BUNDLED_TRACE = "KTH-SP2-1996-2.1-cln.head500.swf"
@@ -130,7 +132,9 @@ def load_workload(
     reading: SwfReading = DEFAULT,
     cores_per_node: int = 1,
 ) -> Workload:
-    """``PATH`` (SWF), ``kth-small`` (bundled trace), ``synthetic`` or ``esp``; ``reading``
+    """``PATH`` (SWF), ``kth-small`` (bundled trace), ``synthetic``, ``esp``, or a site's accounting
+    (``sacct:START..END[@PARTITION]``, ``sacct-file:PATH[@PARTITION]``: :mod:`slurm_ext.workloads.sacct`,
+    the machine ``nodes`` or the partitions' size); ``reading``
     applies to SWF traces (:mod:`slurm_ext.workloads.reading`); ``cores_per_node``: an SWF trace's
     processors are cores of nodes that many cores each (the machine is MaxProcs / cores nodes, a
     job takes whole nodes: its processors / cores, rounded up)."""
@@ -147,9 +151,15 @@ def load_workload(
         return generate(cfg)
     if key == "esp":
         return load_esp(seed=seed)
+    if is_sacct_spec(spec):
+        wl = load_sacct(spec, nodes=nodes)
+        return wl.head(jobs) if jobs else wl
     path = Path(spec)
     if not path.is_file():
-        raise ValueError(f"workload {spec!r} is neither a file nor one of: kth-small, synthetic, esp")
+        raise ValueError(
+            f"workload {spec!r} is neither a file nor one of: kth-small, synthetic, esp,"
+            " sacct:START..END[@PARTITION], sacct-file:PATH[@PARTITION]"
+        )
     wl = _as_nodes(
         load_swf(path, nodes=nodes, reading=reading, procs_per_node=cores_per_node), cores_per_node
     )
