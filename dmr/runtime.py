@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+import msgspec
 import numpy as np
 from mpi4py import MPI
 
@@ -332,7 +333,7 @@ class Runtime:
             step_seconds=None if self.last_step is None else round(self.last_step, 6),
             progress=None if self.progress is None else min(1.0, max(0.0, self.progress)),
             evolving=self._evolving_nodes(len(nodes)),
-            groups=[g.to_dict() for g in self.world.groups],
+            groups=[msgspec.convert(g.to_dict(), p.GroupInfo) for g in self.world.groups],
             agent=self.agent,
             python=sys.executable,
         )

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, cast
 
 from mpi4py import MPI
 
@@ -97,7 +97,8 @@ class World:
 
     def _admit(self, port: str | None, remaining: int, handover: dict[str, Any]) -> None:
         old = self.comm
-        inter = old.Accept(port if old.Get_rank() == 0 else None, root=0)
+        # the port name counts on the root only (mpi4py reads it there; its stub asks for a str everywhere)
+        inter = old.Accept(port if old.Get_rank() == 0 else None, root=0)  # type: ignore[arg-type]
         merged = inter.Merge(high=False)
         inter.Disconnect()
         group = Group.from_dict(merged.bcast(None, root=old.Get_size()))
@@ -140,7 +141,7 @@ class World:
             raise ValueError(f"cannot remove groups {sorted(tags)} from {[g.tag for g in self.groups]}")
         stays = self.tag not in tags
         old = self.comm
-        new = old.Split(0 if stays else 1, old.Get_rank())
+        new = cast(MPI.Intracomm, old.Split(0 if stays else 1, old.Get_rank()))  # mpi4py's stub: a Comm
         if old is not self.home:
             old.Disconnect()
         if not stays:

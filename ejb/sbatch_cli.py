@@ -32,7 +32,8 @@ Asker = Callable[[str], "Takes | None"]
 _HELP_LINE = re.compile(r"^ {1,8}(?:-(?P<short>[A-Za-z]),?\s+)?--(?P<long>[a-z0-9][a-z0-9-]*)(?P<arg>\[=|=)?")
 HETJOB_SEPARATORS = ("hetjob", "packjob")  # "#SBATCH hetjob" starts a new component
 DIRECTIVE = "#SBATCH"
-NEVER_PROBED = {"help": "none", "usage": "none", "version": "none"}  # they print and exit
+NEVER_PROBED: dict[str, Takes] = {"help": "none", "usage": "none", "version": "none"}  # they print and exit
+_TAKES_SHOWN: dict[str, Takes] = {"[=": "optional", "=": "required"}  # by the help line's "[=" or "="
 # after the probed option and --usage: sbatch stops at it with an error if --usage was taken as the
 # option's value, so a probe never submits anything
 PROBE_STOP = "--ejb-probe-stop"
@@ -95,7 +96,7 @@ class Grammar:
             m = _HELP_LINE.match(line)
             if m is None:
                 continue
-            shown: Takes = {"[=": "optional", "=": "required"}.get(m["arg"] or "", "none")  # type: ignore[assignment]
+            shown = _TAKES_SHOWN.get(m["arg"] or "", "none")
             found.setdefault(m["long"], Option(m["long"], m["short"], (takes or {}).get(m["long"], shown)))
         if "nodes" not in found:
             raise CommandLineError("sbatch --help lists no --nodes option: not an sbatch help text")
@@ -186,7 +187,7 @@ def probe(sbatch: str, long: str) -> Takes | None:
     usage for ``--long --usage`` unless the option took ``--usage`` as its (required) value; then
     ``--long=x`` is refused only by an option that takes none."""
     if long in NEVER_PROBED:
-        return NEVER_PROBED[long]  # type: ignore[return-value]
+        return NEVER_PROBED[long]
     first = _run([sbatch, f"--{long}", "--usage", PROBE_STOP])
     if "unrecognized option" in first.stderr and f"'--{long}'" in first.stderr:
         return None

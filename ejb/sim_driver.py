@@ -227,8 +227,8 @@ def record_of(ej: ElasticJob, work: float) -> ElasticRecord:
     first = ej.first_start
     assert first is not None
     done = ej.completed
-    ran = [s for s in ej.subjobs.values() if s.start is not None]
-    held = sum(s.procs * ((s.stop if s.stop is not None else done) - s.start) for s in ran)  # type: ignore[operator]
+    ran = [(s, s.start) for s in ej.subjobs.values() if s.start is not None]
+    held = sum(s.procs * ((s.stop if s.stop is not None else done) - start) for s, start in ran)
     plan = ej.plan
     mig_n = ej.past_migrations + (plan.migration_count(done) if plan else 0)
     mig_t = ej.past_migration_time + (plan.migration_time(done) if plan else 0.0)

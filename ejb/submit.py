@@ -365,9 +365,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         ejb, words = split_ejb(argv)  # words: what sbatch gets when EJB does not bundle the job
         _validate(ejb)
+        req: Request | None
         try:
-            req: Request | None = parse(argv)
-            why = passed_on_because(req)  # type: ignore[arg-type]
+            req = parse(argv)
+            why = passed_on_because(req)
         except CommandLineError as exc:
             req, why = None, f"ejb-submit could not read the command line ({exc}); sbatch judges it"
         if req is not None:

@@ -110,10 +110,11 @@ SELECTS: tuple[str, ...] = ("linear", "cons_tres")
 
 
 class _Section(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    pass
+    """The sections' base. Its options are inherited at run time, but type checkers (PEP 681's
+    dataclass_transform) see ``frozen`` per class only, so each section says ``frozen=True`` too."""
 
 
-class ClusterSection(_Section):
+class ClusterSection(_Section, frozen=True):
     name: str = "local"
     nodes: PositiveInt = 8
     cpus_per_node: PositiveInt = 2
@@ -124,24 +125,24 @@ class ClusterSection(_Section):
     bf_interval: PositiveInt = 1
 
 
-class PathsSection(_Section):
+class PathsSection(_Section, frozen=True):
     state_dir: str = "/var/lib/elastic-slurm"
 
 
-class PortsSection(_Section):
+class PortsSection(_Section, frozen=True):
     slurmctld: PositiveInt = 6817
     slurmdbd: PositiveInt = 6819
     mariadb: PositiveInt = 3307
     slurmd_base: PositiveInt = 17001
 
 
-class AccountingSection(_Section):
+class AccountingSection(_Section, frozen=True):
     database: str = "slurm_acct_db"
     user: str = "slurm"
     password: str = ""
 
 
-class ServiceSection(_Section):
+class ServiceSection(_Section, frozen=True):
     host: str = "127.0.0.1"
     port: PositiveInt = 7117
     policy: str = "dmr"
@@ -150,7 +151,7 @@ class ServiceSection(_Section):
     slurm_conf: str = ""
 
 
-class ConfigFile(_Section):
+class ConfigFile(_Section, frozen=True):
     """``elastic.yaml`` as typed sections; every key has the default of ``conf/elastic.yaml``."""
 
     cluster: ClusterSection = ClusterSection()

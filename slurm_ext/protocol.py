@@ -106,7 +106,8 @@ def group_ranks(groups: list[tuple[int, bool]]) -> list[int]:
     """Ranks of the chosen groups, given (size, chosen) per group in rank order: a world made of
     groups numbers each group's ranks as one run after the previous group's (runtime and service
     both count this way)."""
-    out, base = [], 0
+    out: list[int] = []
+    base = 0
     for size, chosen in groups:
         if chosen:
             out.extend(range(base, base + size))
@@ -208,15 +209,7 @@ REQUESTS: dict[str, type[Message]] = {m.TYPE: m for m in _REQUEST_TYPES}
 RESPONSES: dict[str, type[Message]] = {m.TYPE: m for m in _RESPONSE_TYPES}
 _ENCODER = msgspec.json.Encoder()
 _DECODERS = {
-    id(REQUESTS): msgspec.json.Decoder(
-        _REQUEST_TYPES[0]
-        | _REQUEST_TYPES[1]
-        | _REQUEST_TYPES[2]  # type: ignore[operator]
-        | _REQUEST_TYPES[3]
-        | _REQUEST_TYPES[4]
-        | _REQUEST_TYPES[5]
-        | _REQUEST_TYPES[6]
-    ),  # fmt: skip
+    id(REQUESTS): msgspec.json.Decoder(Check | Commit | ShrinkReady | Ack | Auth | Ping | StatusRequest),
     id(RESPONSES): msgspec.json.Decoder(Decision | Done | Pong | Status | Error),
 }
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ejb.experiments.one_elastic import OneElasticResult, one_elastic
 from ejb.params import EJBParams
@@ -67,7 +68,8 @@ def sensitivity(
     for k, (name, value) in enumerate(points):
         if name not in PARAMETERS:
             raise ValueError(f"unknown parameter {name!r}; valid: {', '.join(PARAMETERS)}")
-        params = replace(base, **{name: int(value) if name == "o_max" else float(value)})
+        change: dict[str, Any] = {name: int(value) if name == "o_max" else float(value)}  # one of PARAMETERS
+        params = replace(base, **change)
         if params not in cache:
             cache[params] = one_elastic(workload, params, sample=sample, workers=workers, rule=rule)
         r = cache[params]

@@ -11,7 +11,7 @@ import csv
 from array import array
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple, TextIO
+from typing import Any, NamedTuple, TextIO
 
 import numpy as np
 
@@ -68,7 +68,8 @@ class RowStore:
     """Rows as one typed array per column (8 bytes per value)."""
 
     def __init__(self) -> None:
-        self._cols = {name: array("q" if name in _INT else "d") for name in COLUMNS}
+        # int columns ("q") and float ones ("d"): one element type per column, not one for all
+        self._cols: dict[str, array[Any]] = {name: array("q" if name in _INT else "d") for name in COLUMNS}
 
     def append(self, row: TargetRow) -> None:
         for col, value in zip(self._cols.values(), row, strict=True):

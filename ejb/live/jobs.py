@@ -59,7 +59,7 @@ def with_pilot(export: str | None, pilot: str) -> str:
 
 
 def export_of(options: Options) -> str | None:
-    found = [v for n, v in options if long_name(n) == "export"]
+    found = [v for n, v in options if n is not None and long_name(n) == "export"]
     return found[-1] if found else None
 
 

@@ -585,7 +585,8 @@ class Manager:
         ``--export-file`` read from a pipe, after the switch to the user.
         """
         conf = {k: v for k, v in self.backend.cmd.env.items() if k == "SLURM_CONF"}
-        env, fds = {**app.env, **conf}, ()
+        env = {**app.env, **conf}
+        fds: tuple[int, ...] = ()
         if app.owner and app.owner != _me():
             read, write = os.pipe()
             payload = b"".join(f"{k}={v}".encode() + b"\0" for k, v in env.items() if "=" not in k)
@@ -638,8 +639,9 @@ class Manager:
         cancelled = []
         for sub in app.subjobs.values():
             told = self._order(app, sub.key, {"do": "exit"})  # a running pilot ends its job by itself
-            alive = sub.job_id is not None and sub.state != "gone"
-            if alive and (sub.state == "pending" or phase == "cancelled" or not told):
+            if sub.job_id is None or sub.state == "gone":
+                continue  # never submitted, or already gone
+            if sub.state == "pending" or phase == "cancelled" or not told:
                 self._cancel(app, sub)
                 cancelled.append(sub.job_id)
         self._drop_agent(app.eid)

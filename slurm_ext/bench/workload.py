@@ -446,9 +446,7 @@ def workload_cmd(
                 for g, v in by.items()
                 if v["mean"] is not None and v["ci95"] is not None
             )
-            Console().print(
-                f"{name} vs rigid over {seeds} seeds (mean ± 95% interval): {said}", markup=False
-            )
+            Console().print(f"{name} vs rigid over {seeds} seeds (mean ± 95% interval): {said}", markup=False)
     for r in runs:
         if r["mode"] == "rigid":
             continue

@@ -122,7 +122,7 @@ def malleable_demo(
             f"submitted {name} (job {fs}){whose} on 1 node, {ppn} ranks per node, malleable between 1 and "
             f"{max_nodes} nodes{state}"
         )
-        seen = (None, 0, "")
+        seen: tuple[str | None, int, str] = (None, 0, "")
 
         def report() -> tuple[str, int, str]:
             nonlocal seen

@@ -46,11 +46,11 @@ def resize_demo(slurm: SlurmCluster, say: Say, start: int = 4, sizes: tuple[int,
                 slurm.shrink(job_id, size)
             ms = (time.perf_counter() - t0) * 1000
             snap = slurm.snapshot()
-            job = snap.job(job_id)
-            assert job is not None
+            resized = snap.job(job_id)
+            assert resized is not None
             say(
-                f"{verb:>6} {current} -> {job.node_count} nodes in {ms:5.0f} ms: "
-                f"job on {','.join(job.nodes)}; idle nodes now {len(snap.idle_nodes)}"
+                f"{verb:>6} {current} -> {resized.node_count} nodes in {ms:5.0f} ms: "
+                f"job on {','.join(resized.nodes)}; idle nodes now {len(snap.idle_nodes)}"
             )
     finally:
         slurm.cancel(job_id)

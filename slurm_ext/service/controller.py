@@ -455,14 +455,14 @@ class Controller:
         nodes, moldable FCFS/EASY): the pending job's node count is set to it, within the range the
         job declared, and its time limit scaled as its work spreads over fewer (or more) nodes."""
         spec = self.declared.get(job.job_id) or job.malleable
-        why = ""
+        size: int | None = None  # the size to start on: set only if the job can start on one
         if spec is None:
             why = "no declared range"
         elif not spec.min_nodes <= d.nodes <= spec.max_nodes:
             why = f"outside {spec.min_nodes}-{spec.max_nodes}"
         elif (size := spec.start_size(d.nodes)) is None:
             why = f"no size up to {d.nodes} reaches its preferred {spec.preferred} by factor {spec.factor}"
-        if spec is None or why:
+        if size is None:
             self.events.emit("mold", job.job_id, ok=False, old=job.node_count, new=d.nodes, reason=why)
             return
         try:
@@ -659,7 +659,7 @@ class Controller:
 
     def _ranks_gone(self, r: Reconf, nodes: Sequence[str]) -> bool:
         """True only if the backend shows no step of the resize's jobs on ``nodes``."""
-        found = [self._steps(j, nodes) for j in (r.release or {r.job_id: None})]
+        found = [self._steps(j, nodes) for j in list(r.release) or [r.job_id]]
         return all(f is not None and not f for f in found)
 
     # -- shrink ----------------------------------------------------------------------------------
@@ -883,7 +883,7 @@ class Controller:
                 self.inflight.end(r.job_id, r.token)
             return
         snap = self.cache.fresh()
-        holders = [snap.job(j) for j in (r.release or {r.job_id: None})]
+        holders = [snap.job(j) for j in list(r.release) or [r.job_id]]
         if any(h is not None and set(h.nodes) & set(leaving) for h in holders):
             self._shrink_allocation(r)
             log.warning("job %s: shrink %s->%s completed after a restart", r.job_id, r.old_size, r.new_size)

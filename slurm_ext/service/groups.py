@@ -14,7 +14,7 @@ Pure functions: the controller feeds them the check's groups and the snapshot's 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from slurm_ext.protocol import GroupInfo, group_ranks
@@ -81,7 +81,7 @@ def plan_shrink(
 
 
 def release_by_job(
-    groups: Sequence[GroupRef], removed: Sequence[GroupRef], job_nodes: dict[int, Sequence[str]]
+    groups: Sequence[GroupRef], removed: Sequence[GroupRef], job_nodes: Mapping[int, Sequence[str]]
 ) -> dict[int, tuple[list[str], bool]]:
     """For each Slurm job losing nodes: (nodes it keeps, whether it ends altogether)."""
     gone = {n for g in removed for n in g.nodes}

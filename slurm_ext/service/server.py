@@ -214,7 +214,7 @@ class Server:
         finally:
             self.connections -= 1
             self._uncount(who)
-            self._tasks.discard(task)  # type: ignore[arg-type]
+            self._tasks.discard(task)
             writer.close()
 
     def _over_cap(self, who: str) -> str | None:

@@ -189,6 +189,8 @@ def restore(sim: Simulator, cp: Checkpoint) -> None:
 def _copy(value: Any) -> Any:
     if value is None:  # a snapshot cache before the first snapshot, a rigid run's queue index
         return None
-    if isinstance(value, list | dict | set | array | SnapshotCache | QueueBySize):
+    if isinstance(value, array):
+        return value[:]  # an array has no copy(): its slice is one
+    if isinstance(value, list | dict | set | SnapshotCache | QueueBySize):
         return value.copy()
     raise CheckpointError(f"cannot copy a {type(value).__name__}")

@@ -185,7 +185,7 @@ class SimCluster(ClusterBackend):
         state = None if i is None else self.sim.state[i]
         if state not in (PENDING, FUTURE, RUNNING):
             raise JobNotFound(f"job {job_id} is not pending or running on this cluster (unknown or finished)")
-        return PENDING if state == FUTURE else state  # type: ignore[return-value]
+        return PENDING if state == FUTURE else state
 
     def _running(self, job_id: int, verb: str) -> int:
         state = self._state(job_id)

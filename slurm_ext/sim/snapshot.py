@@ -266,12 +266,12 @@ def _all_cached(
         return tuple(found)
     get = itemgetter(*objs)
     try:
-        return get(cache)  # type: ignore[no-any-return]
+        return get(cache)
     except KeyError:
         missing: list[Any] = sorted(set(objs).difference(cache))  # found at C speed
         for k in missing:
             cache[k] = build(sim, k)
-        return get(cache)  # type: ignore[no-any-return]
+        return get(cache)
 
 
 def _running_entry(sim: SimView, i: int) -> Running:
