@@ -54,7 +54,8 @@ WorkloadOpt = Annotated[
     typer.Option(
         "--workload",
         "-w",
-        help="SWF file (plain or .gz), 'kth-small' (bundled 500-job trace), 'synthetic', (slurm-ext"
+        help="SWF file (plain or .gz; FILE@N: the jobs of its partition N only, e.g. CEA-Curie's 10,"
+        " 'standard'), 'kth-small' (bundled 500-job trace), 'synthetic', (slurm-ext"
         " simulate/compare) 'esp', or this site's accounting: 'sacct:START..END' runs"
         " `sacct --json -a -X -S START -E END` (e.g. sacct:now-7days..now), 'sacct-file:PATH' reads"
         " its saved output. The simulator has one pool of nodes: a suffix @PARTITION"

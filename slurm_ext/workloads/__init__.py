@@ -46,6 +46,7 @@ def swf_to_workload(
     missing_limit: str | None = None,
     reading: SwfReading = DEFAULT,
     name: str | None = None,
+    partition: int | None = None,
 ) -> Workload:
     """Turn SWF records into simulator jobs; every job left out is listed with its reason.
 
@@ -54,7 +55,8 @@ def swf_to_workload(
     no run time or no submit time skipped; a job running past its requested time killed at it;
     a missing requested time replaced by the run time). Sizes are in nodes of ``procs_per_node``
     processors (rounded up). ``missing_limit`` overrides ``reading.missing_limit`` (kept for
-    callers of the older signature). ``nodes`` overrides the header's machine size.
+    callers of the older signature). ``nodes`` overrides the header's machine size. ``partition``:
+    only the jobs of that partition (SWF field 16; the others are not the workload, so not listed).
     """
     if procs_per_node < 1:
         raise ValueError(f"procs_per_node must be >= 1, got {procs_per_node}")
@@ -63,6 +65,13 @@ def swf_to_workload(
     machine = nodes or machine_nodes(trace, procs_per_node)
     notes: Counter[str] = Counter()
     t = trace.table
+    if partition is not None:
+        mine = t[:, 15] == partition
+        if not mine.any():
+            present = ", ".join(str(int(v)) for v in np.unique(t[:, 15]))
+            raise ValueError(f"no job of partition {partition} in the trace (its partitions: {present})")
+        notes[f"jobs of other partitions than {partition} left out"] += int((~mine).sum())
+        t = t[mine]
     job, submit, run, alloc, req_procs, req_time, user = (t[:, k] for k in (0, 1, 3, 4, 7, 8, 11))
     if reading.size == "allocated":
         procs = np.where(alloc > 0, alloc, req_procs)
@@ -115,6 +124,7 @@ def swf_to_workload(
         )
     ]
     label = name or (Path(trace.path).name if trace.path else "swf")
+    label += "" if partition is None else f"@{partition}"
     return Workload(jobs, machine, label, skipped, notes)
 
 
@@ -132,7 +142,8 @@ def load_workload(
     reading: SwfReading = DEFAULT,
     cores_per_node: int = 1,
 ) -> Workload:
-    """``PATH`` (SWF), ``kth-small`` (bundled trace), ``synthetic``, ``esp``, or a site's accounting
+    """``PATH`` (SWF; ``PATH@N``: its partition N's jobs only), ``kth-small`` (bundled trace), ``synthetic``,
+    ``esp``, or a site's accounting
     (``sacct:START..END[@PARTITION]``, ``sacct-file:PATH[@PARTITION]``: :mod:`slurm_ext.workloads.sacct`,
     the machine ``nodes`` or the partitions' size); ``reading``
     applies to SWF traces (:mod:`slurm_ext.workloads.reading`); ``cores_per_node``: an SWF trace's
@@ -154,18 +165,26 @@ def load_workload(
     if is_sacct_spec(spec):
         wl = load_sacct(spec, nodes=nodes)
         return wl.head(jobs) if jobs else wl
-    path = Path(spec)
+    path, partition = _swf_partition(spec)
     if not path.is_file():
         raise ValueError(
-            f"workload {spec!r} is neither a file nor one of: kth-small, synthetic, esp,"
-            " sacct:START..END[@PARTITION], sacct-file:PATH[@PARTITION]"
+            f"workload {spec!r} is neither a file (PATH or PATH@PARTITION) nor one of: kth-small, synthetic,"
+            " esp, sacct:START..END[@PARTITION], sacct-file:PATH[@PARTITION]"
         )
-    wl = _as_nodes(
-        load_swf(path, nodes=nodes, reading=reading, procs_per_node=cores_per_node), cores_per_node
-    )
+    swf = load_swf(path, nodes=nodes, reading=reading, procs_per_node=cores_per_node, partition=partition)
+    wl = _as_nodes(swf, cores_per_node)
     if not wl.jobs:
         raise ValueError(f"workload {spec!r} has no jobs (an empty file, or not in SWF?)")
     return wl.head(jobs) if jobs else wl
+
+
+def _swf_partition(spec: str) -> tuple[Path, int | None]:
+    """``PATH`` or ``PATH@N``: an SWF trace, and the number of the partition (field 16) to take."""
+    path = Path(spec)
+    head, sep, tail = spec.rpartition("@")
+    if sep and tail.isdigit() and not path.is_file():
+        return Path(head), int(tail)
+    return path, None
 
 
 def _as_nodes(wl: Workload, cores_per_node: int) -> Workload:

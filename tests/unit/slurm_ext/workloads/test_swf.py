@@ -140,3 +140,19 @@ def test_cores_per_node_makes_whole_node_jobs_on_a_smaller_machine() -> None:
     assert load_workload("kth-small", cores_per_node=1).jobs == procs.jobs and not procs.notes
     with pytest.raises(ValueError, match="--cores-per-node must be at least 1"):
         load_workload("kth-small", cores_per_node=0)
+
+
+def test_path_at_a_partition_takes_that_partitions_jobs_only(tmp_path: Path) -> None:
+    """``-w TRACE@N``: CEA-Curie's 198,509 jobs of partition 10 ('standard') are what SD-Policy's
+    paper simulates; the other partitions' jobs are not the workload (a note, not skipped jobs)."""
+    rows = [line(1, 0, 100, 4, 4, 200), line(2, 10, 50, 2, 2, 100), line(3, 20, 30, 2, 2, 60)]
+    rows = [r.rsplit(" ", 3)[0] + f" {p} -1 -1" for r, p in zip(rows, (10, 4, 10), strict=True)]
+    path = write(tmp_path, HEADER + "\n".join(rows) + "\n")
+    wl = load_workload(f"{path}@10")
+    assert [j.job_id for j in wl.jobs] == [1, 3] and not wl.skipped and wl.name == "t.swf@10"
+    assert wl.notes["jobs of other partitions than 10 left out"] == 1
+    assert [j.job_id for j in load_workload(str(path)).jobs] == [1, 2, 3]  # no suffix: all of them
+    with pytest.raises(ValueError, match=r"no job of partition 7 in the trace \(its partitions: 4, 10\)"):
+        load_workload(f"{path}@7")
+    with pytest.raises(ValueError, match="neither a file"):
+        load_workload(f"{tmp_path / 'missing.swf'}@10")
