@@ -47,6 +47,9 @@ app.command("doctor")(doctor_cmd)
 from slurm_ext.bench import bench_app  # noqa: E402
 
 app.add_typer(bench_app, name="bench")
+from slurm_ext.reproduce import reproduce_app  # noqa: E402
+
+app.add_typer(reproduce_app, name="reproduce")
 
 
 def command_names(target: typer.Typer) -> set[str]:

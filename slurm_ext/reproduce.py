@@ -1,0 +1,228 @@
+"""``slurm-ext reproduce sd``: SD-Policy's simulations (paper 003, §4) run here, beside the paper's numbers.
+
+Two of the paper's workloads are public logs (its Table 1): RICC 2010 September (10,000 jobs on
+1,024 nodes of 8 cores) and CEA-Curie 2011's primary partition (198,509 jobs, 5,040 nodes of 16
+cores). Each is run under static EASY backfilling (the baseline every figure is normalised to) and
+under SD-Policy on whole nodes (every job malleable) with MAX_SLOWDOWN 5, 10, 50, unbounded and
+dynamic (Figs. 1-3). The metrics are the paper's: makespan, mean response time (end - submit) and
+mean slowdown (response time / run time, not bounded; run times under 1 s read as 1 s).
+
+Writes ``sd.csv`` (one row per workload and run), ``sd.png`` (each run's metrics normalised to the
+baseline, as the paper's figures are) and ``report.md`` (the tables with the paper's numbers beside
+them). Why the baselines differ from the paper's is in ``docs/simulator/sd-policy.md``; RICC's
+September window is not named in the paper (``--ricc-window``: where it starts, in September jobs).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import numpy as np
+import typer
+
+from slurm_ext.workloads.model import Workload
+
+SEPTEMBER = 123 * 86400  # RICC-2010-2.swf's submit times count from 2010-05-01 (it has no header)
+RICC_WINDOW = 113_250  # September jobs before the window: the nearest to Table 1 (sd-policy.md)
+MAX_SLOWDOWNS: tuple[float | Literal["dynamic"], ...] = (5.0, 10.0, 50.0, math.inf, "dynamic")
+QUICK_JOBS = 2_000
+
+# Paper 003, Table 1 (static backfill) and the text of §4.1-4.2 (SD-Policy's best change).
+PAPER_BASELINE = {
+    "RICC-sept": {"jobs": 10_000, "makespan": 407_043.0, "response": 43_537.0, "slowdown": 1_341.0},
+    "CEA-Curie": {"jobs": 198_509, "makespan": 21_615_111.0, "response": 29_858.5, "slowdown": 3_666.5},
+}
+PAPER_BEST = {"RICC-sept": {"slowdown": -0.257}, "CEA-Curie": {"slowdown": -0.704, "response": -0.50}}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One of the paper's workloads: its name and how it is read from the traces folder."""
+
+    name: str
+    load: Callable[[Path, int | None, int], Workload]
+
+
+def ricc_sept(traces: Path, jobs: int | None, window: int) -> Workload:
+    """RICC 2010: 10,000 (or ``jobs``, if fewer) consecutive September jobs, ``window`` September jobs in."""
+    from slurm_ext.workloads import load_workload
+
+    wl = load_workload(str(traces / "RICC-2010-2.swf.gz"), nodes=1024, cores_per_node=8)
+    september = [j for j in wl.jobs if j.submit >= SEPTEMBER]
+    want = min(jobs or 10_000, 10_000)
+    if len(september) < window + want:
+        raise ValueError(f"RICC has {len(september)} September jobs: too few for {want} from job {window} on")
+    return Workload(september[window : window + int(want)], wl.nodes, "RICC-sept", [], wl.notes)
+
+
+def curie(traces: Path, jobs: int | None, window: int) -> Workload:
+    """CEA-Curie 2011, partition 10 (``standard``): the 198,509 jobs of Table 1 (run times missing
+    read as 1 s, as the paper counts them)."""
+    from slurm_ext.workloads import load_workload
+    from slurm_ext.workloads.reading import PYSS
+
+    del window
+    path = str(traces / "CEA-Curie-2011-2.1-cln.swf.gz") + "@10"
+    wl = load_workload(path, nodes=5040, cores_per_node=16, reading=PYSS, jobs=jobs)
+    wl.name = "CEA-Curie"
+    return wl
+
+
+CASES = (Case("RICC-sept", ricc_sept), Case("CEA-Curie", curie))
+
+
+def measures(result: Any) -> dict[str, float]:
+    """The paper's metrics of one run (a :class:`~slurm_ext.sim.result.SimResult`)."""
+    response = result.end - result.submit
+    run = np.maximum(result.end - result.start, 1.0)
+    return {
+        "makespan": float(result.end.max() - result.submit.min()),
+        "response": float(response.mean()),
+        "slowdown": float((response / run).mean()),
+    }
+
+
+def label(max_slowdown: float | str) -> str:
+    if max_slowdown == "dynamic":
+        return "SD dynamic"
+    return "SD MAXSD inf" if max_slowdown == math.inf else f"SD MAXSD {max_slowdown:g}"
+
+
+def run_case(
+    wl: Workload, max_slowdowns: tuple[float | Literal["dynamic"], ...], done: Callable[[str], None]
+) -> list[dict[str, Any]]:
+    """EASY, then SD-Policy (every job malleable) at each MAX_SLOWDOWN: one row each (``done``
+    hears each run's name as it ends)."""
+    from slurm_ext.policies.sdpolicy import SDPolicy
+    from slurm_ext.sim.engine import simulate
+    from slurm_ext.workloads.model import MalleableRule
+
+    base = simulate(wl, "easy")
+    rows: list[dict[str, Any]] = [{"workload": wl.name, "run": "EASY", "jobs": len(wl.jobs),
+                                   "seconds": base.wall_time, **measures(base)}]  # fmt: skip
+    done(f"{wl.name} EASY")
+    flexible = MalleableRule(fraction=1.0).apply(wl)
+    for m in max_slowdowns:
+        r = simulate(flexible, "easy", SDPolicy(max_slowdown=m))
+        rows.append({"workload": wl.name, "run": label(m), "jobs": len(wl.jobs), "seconds": r.wall_time,
+                     **measures(r)})  # fmt: skip
+        done(f"{wl.name} {label(m)}")
+    for row in rows:
+        for key in ("makespan", "response", "slowdown"):
+            row[f"{key}_vs_easy"] = row[key] / rows[0][key] - 1
+    return rows
+
+
+def write_report(rows: list[dict[str, Any]], out: Path, jobs: int | None) -> list[Path]:
+    """``sd.csv``, ``sd.png`` and ``report.md`` in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    table = out / "sd.csv"
+    with table.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return [table, plot(rows, out / "sd.png"), markdown(rows, out / "report.md", jobs)]
+
+
+def plot(rows: list[dict[str, Any]], path: Path) -> Path:
+    """Each SD run's makespan, response time and slowdown over EASY's (the paper's Figs. 1-3)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(dict.fromkeys(r["workload"] for r in rows))
+    fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4), squeeze=False)
+    for ax, name in zip(axes[0], names, strict=True):
+        runs = [r for r in rows if r["workload"] == name and r["run"] != "EASY"]
+        x = np.arange(len(runs))
+        for k, key in enumerate(("makespan", "response", "slowdown")):
+            ax.bar(x + (k - 1) * 0.27, [1 + r[f"{key}_vs_easy"] for r in runs], 0.27, label=key)
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set_xticks(x, [r["run"].removeprefix("SD ") for r in runs], rotation=20)
+        ax.set(title=name, ylabel="normalised to EASY")
+        ax.legend(fontsize="small", loc="lower left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def markdown(rows: list[dict[str, Any]], path: Path, jobs: int | None) -> Path:
+    lines = ["# SD-Policy (paper 003) here", ""]
+    if jobs:
+        lines += [f"The first {jobs:,} jobs of each workload, not the paper's sizes.", ""]
+    for name in dict.fromkeys(r["workload"] for r in rows):
+        paper, best = PAPER_BASELINE[name], PAPER_BEST[name]
+        lines += [
+            f"## {name}",
+            "",
+            "| run | jobs | makespan s | response s | slowdown |",
+            "|---|---|---|---|---|",
+        ]
+        lines.append(f"| paper: static backfill | {paper['jobs']:,.0f} | {paper['makespan']:,.0f} | "
+                     f"{paper['response']:,.0f} | {paper['slowdown']:,.1f} |")  # fmt: skip
+        for r in (r for r in rows if r["workload"] == name):
+            cells = [f"{r[k]:,.0f}" + ("" if r["run"] == "EASY" else f" ({100 * r[f'{k}_vs_easy']:+.1f}%)")
+                     for k in ("makespan", "response", "slowdown")]  # fmt: skip
+            lines.append(f"| {r['run']} | {r['jobs']:,} | " + " | ".join(cells) + " |")
+        said = ", ".join(f"{k} {100 * v:+.1f}%" for k, v in best.items())
+        lines += ["", f"The paper's SD-Policy (cores shared on nodes): best {said} against its baseline.", ""]
+    lines.append("Why the numbers differ: docs/simulator/sd-policy.md.")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def sd_cmd(
+    out: Annotated[Path, typer.Option(help="Folder for sd.csv, sd.png and report.md")] = Path("reproduce-sd"),
+    traces: Annotated[
+        Path, typer.Option(help="Folder holding RICC-2010-2.swf.gz and CEA-Curie-2011-2.1-cln.swf.gz")
+    ] = Path("../shared/traces"),
+    quick: Annotated[bool, typer.Option(help=f"The first {QUICK_JOBS:,} jobs of each workload only")] = False,
+    jobs: Annotated[int | None, typer.Option(help="The first N jobs of each workload only")] = None,
+    ricc_window: Annotated[
+        int, typer.Option(help="September jobs of RICC before the workload's 10,000 (not named in the paper)")
+    ] = RICC_WINDOW,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
+) -> None:
+    """SD-Policy's simulations (paper 003): EASY and SD at each MAX_SLOWDOWN on RICC-sept and
+    CEA-Curie, with the paper's numbers beside them (SD on the whole Curie log is slow: --quick or --jobs)."""
+    from slurm_ext.console import progress_bar
+
+    if jobs is not None and jobs < 1:
+        typer.echo(f"error: --jobs must be >= 1, got {jobs}", err=True)
+        raise typer.Exit(2)
+    jobs = jobs or (QUICK_JOBS if quick else None)
+    rows: list[dict[str, Any]] = []
+    try:
+        loaded = [case.load(traces, jobs, ricc_window) for case in CASES]
+    except (OSError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    total, finished = len(loaded) * (1 + len(MAX_SLOWDOWNS)), [0]
+    with progress_bar("runs", "runs", enabled=not as_json) as update:
+
+        def done(name: str) -> None:
+            finished[0] += 1
+            update(finished[0], total, name)
+
+        for wl in loaded:
+            rows += run_case(wl, MAX_SLOWDOWNS, done)
+    files = write_report(rows, out, jobs)
+    if as_json:
+        typer.echo(json.dumps({"rows": rows, "paper_baseline": PAPER_BASELINE, "paper_best": PAPER_BEST,
+                               "files": [str(f) for f in files]}))  # fmt: skip
+        return
+    typer.echo(files[-1].read_text())
+    typer.echo("wrote " + ", ".join(str(f) for f in files))
+
+
+reproduce_app = typer.Typer(help="Run a paper's experiments and write tables and figures beside its numbers.",
+                            no_args_is_help=True)  # fmt: skip
+reproduce_app.command("sd")(sd_cmd)
