@@ -11,7 +11,10 @@ At each reconfiguring point the helper calls ``check_status`` (or ``icheck_statu
 ``asynchronous=True``); on expand the spawned ranks start the same program, join inside
 ``Malleable(...)``, receive ``values``, their block of every array and the step counter,
 and continue the loop at the same step; on shrink the leaving ranks hand their blocks to
-the staying ones and exit inside ``steps()``.
+the staying ones and exit inside ``steps()``. Under ``dmr-run --on-failure continue`` the state is
+also sent to the job's agent every few steps (:mod:`dmr.checkpoint`); after a failed rank the
+application is started again on the other nodes and ``Malleable(...)`` comes back ``joined`` with
+that state and step.
 """
 
 from __future__ import annotations
