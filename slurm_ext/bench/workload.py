@@ -53,6 +53,7 @@ DEFINITIONS = {
     "mean_exec_s": "mean over jobs of end - start",
     "utilisation": "node-seconds held by the jobs (resizes included) / (nodes x makespan)",
     "per_job": "each job: times in seconds from the first submission, its nodes over time [[t, nodes], ...]",
+    "per_job_gain": "paper 002 Table 3: mean, std over jobs of 1 - malleable/rigid (wait, exec, completion)",
 }
 
 
@@ -163,7 +164,8 @@ def run_mode(mode: str, policy: str, specs: list[JobSpec], workdir: Path, nodes:
     server = None
     if mode == "malleable":
         options = ServiceOptions(expand_timeout=5, snapshot_interval=0.5, events_path=events, plan_interval=5)
-        server = Server(Controller(SlurmCluster(slurm_conf=conf), make_policy(policy), options), port=0)
+        name, _, how = policy.partition(":")  # dmr:async: the apps check with icheck_status
+        server = Server(Controller(SlurmCluster(slurm_conf=conf), make_policy(name), options), port=0)
         server.start()
         env["DMR_SERVICE"] = f"{server.address[0]}:{server.address[1]}"
     else:
@@ -174,8 +176,9 @@ def run_mode(mode: str, policy: str, specs: list[JobSpec], workdir: Path, nodes:
         for spec in specs:
             time.sleep(max(0.0, t0 + spec.arrival - time.monotonic()))
             job_script = out_dir / f"{spec.name}.sh"
+            asynchronous = " --async" if mode == "malleable" and policy.endswith(":async") else ""
             job_script.write_text(f"#!/bin/bash\n{sys.executable} -m dmr --ppn 1 -- {sys.executable} "
-                                  f"{app_script(spec.app)} {spec.args}\n")  # fmt: skip
+                                  f"{app_script(spec.app)} {spec.args}{asynchronous}\n")  # fmt: skip
             argv = ["sbatch", "--parsable", "-N", str(spec.size), "-t", "20", "-J", spec.name,
                     "-o", str(out_dir / f"{spec.name}-%j.out")]  # fmt: skip
             if mode == "malleable":
@@ -288,6 +291,20 @@ def gain(malleable: float, rigid: float) -> float | None:
     return malleable / rigid - 1 if rigid else None
 
 
+def per_job_gains(rigid: list[dict[str, Any]], malleable: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Paper 002's Table 3 per-job measures: for each job, ``1 - malleable / rigid`` of its wait,
+    execution and completion time (positive: better than rigid; the wait only of jobs that waited
+    when rigid); their mean and standard deviation over the jobs."""
+    before = {j["name"]: j for j in rigid}
+    out: dict[str, dict[str, Any]] = {}
+    for key in ("wait_s", "exec_s", "completion_s"):
+        values = [1 - j[key] / b[key] for j in malleable if (b := before.get(j["name"])) and b[key] > 0]
+        spread = statistics.stdev(values) if len(values) > 1 else None
+        out[key.removesuffix("_s")] = {"mean": statistics.mean(values) if values else None, "std": spread,
+                                       "n": len(values)}  # fmt: skip
+    return out
+
+
 def interval(values: list[float]) -> dict[str, float | int | None]:
     """Mean and the half-width of its two-sided 95% interval (Student's t; None for fewer than two
     values, the mean too for none)."""
@@ -335,6 +352,15 @@ def _resized(event: dict[str, Any]) -> bool:
     return event["kind"] == "commit" and event.get("resize") == "expand" and bool(event.get("ok"))
 
 
+def _spread(measure: dict[str, Any]) -> str:
+    """'+28% ± 12' (mean ± standard deviation over the jobs), or '-'."""
+    if measure["mean"] is None:
+        return "-"
+    return f"{100 * measure['mean']:+.0f}%" + (
+        f" ± {100 * measure['std']:.0f}" if measure["std"] is not None else ""
+    )
+
+
 def _cell(run: dict[str, Any], key: str) -> str:
     change = run.get("gain", {}).get(key)
     return f"{run[f'{key}_s']:.0f}" + (f" ({100 * change:+.0f}%)" if change is not None else "")
@@ -357,7 +383,12 @@ def workload_cmd(
     scaling: Annotated[
         float, typer.Option(help="Step time on N nodes ~ 1/N^A (0 < A <= 1) [default: 0.27, the paper's]")
     ] = SCALING,
-    policy: Annotated[list[str], typer.Option(help="Policies of the malleable runs (repeat)")] = ["dmr"],  # noqa: B006
+    policy: Annotated[
+        list[str],
+        typer.Option(
+            help="Policies of the malleable runs (repeat); NAME:async: the apps check asynchronously"
+        ),
+    ] = ["dmr"],  # noqa: B006
     apps: Annotated[
         str, typer.Option(help="Apps of the mix, comma-separated, of fs,cg,jacobi,nbody (paper 002 §7.5's)")
     ] = ",".join(APPS_PAPER),
@@ -404,6 +435,7 @@ def workload_cmd(
             r = run_mode("malleable", name, specs, base / name, nodes)
             r["seed"] = k
             r["gain"] = {g: gain(r[f"{g}_s"], rigid[f"{g}_s"]) for g in GAINS}
+            r["per_job_gain"] = per_job_gains(rigid["per_job"], r["per_job"])
             runs.append(r)
         for r in runs[-1 - len(policy) :]:
             label = "rigid" if r["mode"] == "rigid" else r["policy"]
@@ -439,6 +471,12 @@ def workload_cmd(
         cells = [_cell(r, k) for k in ("completion", "mean_wait", "mean_exec")]
         table.add_row(label, *cells, f"{r['utilisation']:.2f}", resizes, f"{r['results_ok']}/{r['jobs']}")
     Console().print(table)
+    per_job = Table("per job vs rigid (paper 002 Table 3)", "wait gain", "execution gain", "completion gain")
+    for r in runs:
+        if "per_job_gain" in r:
+            label = r["policy"] + (f", seed {r['seed']}" if seeds > 1 else "")
+            per_job.add_row(label, *(_spread(r["per_job_gain"][k]) for k in ("wait", "exec", "completion")))
+    Console().print(per_job)
     if seeds > 1:
         for name, by in gains.items():
             said = ", ".join(

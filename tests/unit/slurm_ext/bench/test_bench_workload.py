@@ -12,6 +12,7 @@ from slurm_ext.bench.workload import (
     interval,
     measures,
     node_steps,
+    per_job_gains,
     plot_nodes,
     shapes,
 )
@@ -140,3 +141,14 @@ def test_the_papers_mix_and_submission_at_the_minimum():
     assert all(j.size == j.min_size and j.max_size == shapes(8)[j.app][1] for j in low)
     with pytest.raises(ValueError):
         generate(3, 1.0, seed=2, step_seconds=6, steps=10, apps=("lulesh",))
+
+
+def test_per_job_gains_are_paper_002_table_3s_measures():
+    rigid = [{"name": "a", "wait_s": 100.0, "exec_s": 50.0, "completion_s": 150.0},
+             {"name": "b", "wait_s": 0.0, "exec_s": 40.0, "completion_s": 40.0}]  # fmt: skip
+    malleable = [{"name": "a", "wait_s": 20.0, "exec_s": 75.0, "completion_s": 95.0},
+                 {"name": "b", "wait_s": 5.0, "exec_s": 40.0, "completion_s": 45.0}]  # fmt: skip
+    g = per_job_gains(rigid, malleable)
+    assert g["wait"] == {"mean": 0.8, "std": None, "n": 1}  # b did not wait when rigid: no gain to state
+    assert math.isclose(g["exec"]["mean"], (-0.5 + 0.0) / 2) and g["exec"]["n"] == 2
+    assert math.isclose(g["completion"]["mean"], ((1 - 95 / 150) + (1 - 45 / 40)) / 2)
