@@ -4,7 +4,8 @@
 # against it (the adapter, MPI across containers, the main demo growing FS by merge), take it down; then
 # the same cluster without permit_job_expansion for the expansion switch test and the demo growing FS by
 # expander jobs: both expansion strategies on every release; then a site's cluster (select/cons_tres,
-# 4-CPU nodes, users alice and bob: tests/docker/test_site.py) on ELASTIC_DOCKER_SITE_RELEASES (24.11).
+# 4-CPU nodes, partitions left/right sharing n3, accounting enforced, users alice and bob, the service run
+# as the operator user elastic: tests/docker/test_site.py) on ELASTIC_DOCKER_SITE_RELEASES (24.11).
 # Prints the time each step took. ELASTIC_DOCKER_RELEASES narrows the list.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from slurm_ext.config import SELECTS
-from slurm_ext.containers import compose, images
+from slurm_ext.containers import compose, images, site
 from slurm_ext.containers.releases import spec
 
 Progress = Callable[[str], None]
@@ -150,7 +150,9 @@ class DockerCluster:
         cpus_per_node: int = 2,
     ) -> UpReport:
         """Build (or find) the image, start the containers and wait until every node is idle.
-        ``select``: linear or cons_tres (a site's: nodes shared by small jobs, allocated by core)."""
+        ``select``: linear or cons_tres, the site profile (nodes shared by small jobs, allocated by
+        core; two partitions sharing a node; accounting enforced, its users added here: see
+        :mod:`slurm_ext.containers.site`)."""
         spec(release)
         if nodes < 1:
             raise DockerClusterError(f"--nodes must be at least 1, got {nodes}")
@@ -185,6 +187,8 @@ class DockerCluster:
             if res.returncode != 0:
                 raise DockerClusterError(f"docker-compose up failed: {res.stderr.strip()[-800:]}")
             self._wait_idle(nodes, timeout)
+            if select == "cons_tres":
+                site.setup(self, nodes, progress)
         except BaseException:
             progress("start-up failed: taking the cluster down again")
             logs = self._compose(file, "logs", "--no-color", "--tail", "5").stdout.strip()[-1500:]

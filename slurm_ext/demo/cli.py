@@ -47,7 +47,7 @@ def demo_cmd(
     Fortran): it grows on the idle cluster, shrinks so a queued rigid job can start, and finishes
     with its state intact.
     """
-    from slurm_ext.demo.malleable import APPS, malleable_demo
+    from slurm_ext.demo.malleable import APPS, free_nodes, malleable_demo
     from slurm_ext.demo.resize import resize_demo, wait_until
     from slurm_ext.service.controller import STRATEGIES
 
@@ -69,16 +69,18 @@ def demo_cmd(
     slurm = SlurmCluster(conf if conf.exists() else None)
     try:
         typer.secho("== 1. resizing a running job through the Slurm adapter", bold=True)
+        partition, size = default_partition(slurm)  # where the demo's jobs go (a site has several)
+        start = min(4, size)
         if slurm.expansion_permitted():
-            resize_demo(slurm, typer.echo)
+            resize_demo(slurm, typer.echo, start=start, sizes=(2, 1, 2, start))
         else:
             typer.echo("permit_job_expansion is off: shrinking only (the service grows FS by expander jobs)")
-            resize_demo(slurm, typer.echo, sizes=(2, 1))
+            resize_demo(slurm, typer.echo, start=start, sizes=(2, 1))
         if not resize_only:
             typer.secho("== 2. a malleable MPI app under the DMR control service", bold=True)
             # part 2 needs up to 6 idle nodes; part 1's may still be completing
-            wait_until(lambda: (s := slurm.snapshot()).free >= min(6, s.total_nodes), 60, "idle nodes")
-            free = slurm.snapshot().free
+            wait_until(lambda: free_nodes(slurm, partition) >= min(6, size), 60, "idle nodes")
+            free = free_nodes(slurm, partition)
             result = malleable_demo(
                 slurm,
                 typer.echo,
@@ -88,6 +90,7 @@ def demo_cmd(
                 workdir=workdir,
                 app=app,
                 user=user,
+                partition=partition,
             )
             if not result["ok"]:
                 raise typer.Exit(1)
@@ -96,6 +99,20 @@ def demo_cmd(
             f"error: {exc} (is the cluster up? `slurm-ext cluster up`)", fg=typer.colors.RED, err=True
         )
         raise typer.Exit(1) from exc
+
+
+def default_partition(slurm: SlurmCluster) -> tuple[str, int]:
+    """Slurm's default partition (``sinfo``'s starred one) and its node count; ("", every node)
+    where sinfo names none."""
+    res = slurm.cmd.run(["sinfo", "-h", "-o", "%P %D"], check=False)  # a line per state of its nodes
+    counts: dict[str, int] = {}
+    for line in res.stdout.splitlines():
+        name, _, count = line.partition(" ")
+        if name.endswith("*") and count.strip().isdigit():
+            counts[name[:-1]] = counts.get(name[:-1], 0) + int(count)
+    for default, nodes in counts.items():
+        return default, nodes
+    return "", slurm.snapshot().total_nodes
 
 
 def _user_exists(name: str) -> bool:

@@ -21,6 +21,7 @@ from pathlib import Path
 from dmr_apps import build, script
 from slurm_ext.backend import EXPANDER_PREFIX, RESIZER_PREFIX, JobRequest
 from slurm_ext.demo.resize import wait_until
+from slurm_ext.partitions import partition_view
 from slurm_ext.policies.dmr import DMRPolicy
 from slurm_ext.service import Controller, Server, ServiceOptions
 from slurm_ext.service.controller import fold_expanders
@@ -60,6 +61,11 @@ def _size(slurm: SlurmCluster, job_id: int) -> tuple[str, int, str]:
     return ("GONE", 0, "") if job is None else (job.state.value, job.node_count, ",".join(job.nodes))
 
 
+def free_nodes(slurm: SlurmCluster, partition: str = "") -> int:
+    """Idle nodes of ``partition`` (of the whole cluster if "")."""
+    return partition_view(slurm.snapshot(), partition).free
+
+
 def malleable_demo(
     slurm: SlurmCluster,
     say: Say,
@@ -71,6 +77,7 @@ def malleable_demo(
     workdir: Path | None = None,
     app: str = "python",
     user: str | None = None,
+    partition: str = "",
 ) -> dict:
     """Run the scenario above, narrating it; returns the app's own result (sizes, its check: ``ok``)
     and ``job_id``.
@@ -80,11 +87,12 @@ def malleable_demo(
     ``host``: the address the nodes reach the service at; ``workdir``: where the job script and its
     output go (a directory the nodes share, when they are other machines or containers).
     ``user``: who submits the app and the other jobs (the service stays this process's user, root).
+    ``partition``: where the jobs go (Slurm's default partition); its nodes are the ones counted.
     Every job asks for whole nodes (``--exclusive``), as malleable jobs must where nodes are shared
     (``select/cons_tres``).
     """
-    if slurm.snapshot().free < max_nodes + 2:
-        raise RuntimeError(f"the demo needs {max_nodes + 2} idle nodes")
+    if free_nodes(slurm, partition) < max_nodes + 1:  # the app at its largest and a filler job
+        raise RuntimeError(f"the demo needs {max_nodes + 1} idle nodes")
     work = Path(tempfile.mkdtemp(prefix="dmr-demo-", dir=workdir))
     mine = slurm if user is None else slurm.as_user(user)  # the jobs' owner
     if user is not None:
@@ -138,7 +146,7 @@ def malleable_demo(
         wait_until(lambda: report()[1] == max_nodes, 90, f"{name} to grow to {max_nodes} nodes")
         filler = mine.submit(
             JobRequest(
-                nodes=slurm.snapshot().free,
+                nodes=free_nodes(slurm, partition),
                 name="filler",
                 time_limit=600,
                 command="sleep 600",

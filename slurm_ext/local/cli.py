@@ -125,4 +125,25 @@ def status(docker: DockerOption = False) -> None:
     typer.echo(_cluster().status_text())
 
 
+@cluster_app.command("exec", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def exec_cmd(
+    ctx: typer.Context,
+    docker: DockerOption = False,
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user", "-u", help="Run as this user of the containers, in their home [default: root]"
+        ),
+    ] = None,
+) -> None:
+    """Run a command in the dockerized cluster's login container: `--docker [--user U] -- CMD...`.
+
+    Its exit code is this command's. An unknown user is an error of one line (exit 2). Example:
+    `slurm-ext cluster exec --docker --user alice -- sbatch -N 1 --wrap hostname`.
+    """
+    if not docker:
+        _fail("cluster exec needs --docker (on this host, run the command itself: runuser -u U -- CMD)", 2)
+    docker_cli.exec_(user, list(ctx.args))
+
+
 cluster_app.command("images")(docker_cli.images_cmd)

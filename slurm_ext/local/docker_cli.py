@@ -6,6 +6,8 @@ with code 2 and one line; failures of Docker or of the cluster exit with 1.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import NoReturn
 
@@ -77,6 +79,43 @@ def status() -> None:
         typer.echo(DockerCluster().status_text())
     except DockerClusterError as exc:
         fail(str(exc))
+
+
+# Prints the home directory of user $1 if it exists there; exit 3 if there is no such user.
+_HOME = 'e=$(getent passwd "$1") || exit 3; h=$(printf %s "$e" | cut -d: -f6); [ -d "$h" ] && echo "$h"; :'
+
+
+def exec_argv(container: str, command: list[str], user: str | None = None, workdir: str | None = None,
+              tty: bool = False) -> list[str]:  # fmt: skip
+    """``docker exec`` of ``command`` in ``container``, as ``user`` (the image's root if None), in
+    ``workdir`` (the container's own if None); ``tty``: with a terminal (interactive use)."""
+    argv = ["docker", "exec", "-i", *(["-t"] if tty else [])]
+    argv += [*(["-u", user] if user else []), *(["-w", workdir] if workdir else [])]
+    return [*argv, container, *command]
+
+
+def exec_(user: str | None, command: list[str]) -> NoReturn:
+    """Run ``command`` in the login container as ``user`` (in their home); exits with its code."""
+    if not command:
+        fail("no command given: slurm-ext cluster exec --docker [--user U] -- CMD...", USAGE_EXIT)
+    cluster = DockerCluster()
+    try:
+        cluster.check_tools()
+    except DockerClusterError as exc:
+        fail(str(exc))
+    if cluster.running_release() is None:
+        fail("no dockerized cluster is up: start one with `slurm-ext cluster up --docker`")
+    workdir = None
+    if user is not None:
+        res = cluster.run("sh", "-c", _HOME, "sh", user)
+        if res.returncode == 3:
+            fail(f"no user {user!r} in the login container", USAGE_EXIT)
+        if res.returncode != 0:
+            fail(f"cannot look up {user!r} in the login container: {res.stderr.strip()[:300]}")
+        workdir = res.stdout.strip() or None
+    tty = sys.stdin.isatty() and sys.stdout.isatty()
+    argv = exec_argv(cluster.container("login"), command, user, workdir, tty)
+    raise typer.Exit(subprocess.run(argv, check=False).returncode)
 
 
 def images_cmd(

@@ -39,7 +39,9 @@ def in_containers(nodes: int) -> Addressing:
     return Addressing("slurmctld", "slurmdbd", names, names, "slurmdbd", "slurmdbd", "mariadb")
 
 
-def template_values(cfg: ClusterConfig, addressing: Addressing = ON_HOST) -> dict[str, str]:
+def template_values(
+    cfg: ClusterConfig, addressing: Addressing = ON_HOST, site: bool = False
+) -> dict[str, str]:
     values = {
         "cluster_name": cfg.name,
         "state_dir": str(cfg.state_dir),
@@ -49,6 +51,7 @@ def template_values(cfg: ClusterConfig, addressing: Addressing = ON_HOST) -> dic
         "partition": cfg.partition,
         "bf_interval": cfg.bf_interval,
         "select_lines": select_lines(cfg.select),
+        "partition_lines": partition_lines(cfg, site),
         "scheduler_parameters": ",".join(
             (["permit_job_expansion"] if cfg.expansion else [])
             + [f"bf_interval={cfg.bf_interval}", "bf_resolution=1", "sched_interval=1"]
@@ -75,11 +78,51 @@ def select_lines(select: str) -> str:
     raise ValueError(f"unknown select plugin {select!r}; valid: linear, cons_tres")
 
 
+# The site profile of the dockerized cluster (``cluster up --docker --select cons_tres``): what a site
+# has and the other test clusters lack. Its users, accounts and QoS limit are added to accounting by
+# slurm_ext.containers.site once the cluster is up.
+SITE_PARTITIONS = ("left", "right")  # left = n[1-(N-1)] (Default), right = n[(N-1)-N]: one node shared
+SITE_ENFORCE = "associations,limits,qos"
+
+
+def site_partitions(nodes: int) -> dict[str, str]:
+    """The site profile's partitions and their nodes (a Slurm hostlist): the last but one node is in
+    both (n3 of 4); with one node, it is both partitions."""
+    shared = max(1, nodes - 1)
+    first, second = SITE_PARTITIONS
+    return {first: _node_range(1, shared), second: _node_range(shared, nodes)}
+
+
+def _node_range(a: int, b: int) -> str:
+    return f"n{a}" if a == b else f"n[{a}-{b}]"
+
+
+def partition_lines(cfg: ClusterConfig, site: bool = False) -> str:
+    """slurm.conf's partitions: one of every node; the site profile's two sharing a node, with
+    associations, limits and QoS enforced (only jobs of users accounting knows run)."""
+    if not site:
+        return f"PartitionName={cfg.partition} Nodes=n[1-{cfg.nodes}] Default=YES MaxTime=INFINITE State=UP"
+    lines = [
+        "# The site profile: jobs only of users with an association, under their QoS's limits.",
+        f"AccountingStorageEnforce={SITE_ENFORCE}",
+    ]
+    for i, (name, nodes) in enumerate(site_partitions(cfg.nodes).items()):
+        default = " Default=YES" if i == 0 else ""
+        lines.append(f"PartitionName={name} Nodes={nodes}{default} MaxTime=INFINITE State=UP")
+    return "\n".join(lines)
+
+
 def render(
-    name: str, cfg: ClusterConfig, template_dir: Path = TEMPLATE_DIR, addressing: Addressing = ON_HOST
+    name: str,
+    cfg: ClusterConfig,
+    template_dir: Path = TEMPLATE_DIR,
+    addressing: Addressing = ON_HOST,
+    site: bool = False,
 ) -> str:
-    """Fill ``<name>.in``; a placeholder without a value is an error, not an empty string."""
-    return Template((template_dir / f"{name}.in").read_text()).substitute(template_values(cfg, addressing))
+    """Fill ``<name>.in``; a placeholder without a value is an error, not an empty string.
+    ``site``: the site profile's partitions and accounting enforcement (see :func:`partition_lines`)."""
+    values = template_values(cfg, addressing, site)
+    return Template((template_dir / f"{name}.in").read_text()).substitute(values)
 
 
 def write_configs(cfg: ClusterConfig) -> Path:

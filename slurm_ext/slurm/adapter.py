@@ -310,6 +310,12 @@ class SlurmCluster:
         args += [f"--output={app.stdout}", "--open-mode=append"] if app.stdout else ["--output=/dev/null"]
         args += ["--wrap", command]
         if app.user and app.user != _current_user():
+            if os.geteuid() != 0 and not self.cmd.prefix:  # an Operator may resize, not submit as others
+                raise SlurmError(
+                    f"cannot submit an expander job as {app.user}: this service runs as "
+                    f"{_current_user()}, and only root may submit a job as another user; grow by merge "
+                    "(permit_job_expansion, expand_strategy merge) or run the service as root"
+                )
             args = ["runuser", "-u", app.user, "--", *args]  # as the application's owner (we are root)
         out = self.cmd.run(args).stdout.strip()
         return int(out.split(";")[0])

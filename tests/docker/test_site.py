@@ -1,22 +1,34 @@
-"""A site's cluster (``ELASTIC_DOCKER_SELECT=cons_tres``: 4-CPU nodes under select/cons_tres, small jobs
-sharing nodes, ordinary users alice and bob): the service, as root, grows and shrinks alice's
+"""A site's cluster (``ELASTIC_DOCKER_SELECT=cons_tres``, the site profile: 4-CPU nodes under
+select/cons_tres, small jobs sharing nodes, partitions ``left`` = n[1-3] and ``right`` = n[3-4],
+accounting with associations, limits and QoS enforced, ordinary users alice and bob, the service's
+user ``elastic`` with AdminLevel=Operator): the service, as root, grows and shrinks alice's
 application by expander jobs; a node that bob's one-CPU job holds a part of is not free to anyone's
-growth; ``doctor`` says why the merge is not used. Skipped on the other clusters."""
+growth; ``doctor`` says why the merge is not used; ``cluster exec`` runs commands as a user; the
+service started as ``elastic`` by its unit's commands grows alice's job within her partition while
+bob's jobs run in the other, shrinks it for a pending job, and refuses bob's requests on it.
+Skipped on the other clusters."""
 
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
 
 import pytest
 
+from slurm_ext import protocol as p
 from slurm_ext.backend import JobRequest
+from slurm_ext.containers import site
 from slurm_ext.containers.cluster import DockerCluster
 from slurm_ext.decisions import Expand
 from slurm_ext.model import NodeState
 from slurm_ext.policies.dmr import DMRPolicy
 from slurm_ext.slurm import SlurmCluster
+from tests.users import CLIENT
 
-from .conftest import NODES, SELECT, SHARED, Jobs
+from .conftest import NODES, SELECT, SHARED, Jobs, wait
 from .test_demo import demo
 
 pytestmark = [
@@ -68,3 +80,164 @@ def submit(slurm: SlurmCluster, user: str, *options: str) -> int:
     request = JobRequest(nodes=1, name=f"{user}-job", time_limit=600, command="sleep 600",
                          extra_args=(f"--chdir={SHARED}/{user}", "-o", "/dev/null", *options))  # fmt: skip
     return slurm.as_user(user).submit(request)
+
+
+# -- the site profile: partitions, accounting, users ---------------------------------------------
+def test_two_partitions_share_a_node_and_accounting_is_enforced(docker_cluster: DockerCluster) -> None:
+    res = docker_cluster.run("sinfo", "-h", "-o", "%P %N")
+    assert sorted(res.stdout.split("\n")[:2]) == ["left* n[1-3]", "right n[3-4]"], res.stdout
+    conf = docker_cluster.run("scontrol", "show", "config").stdout
+    assert "AccountingStorageEnforce = associations,limits,qos" in conf, conf
+    users = docker_cluster.run(
+        "sacctmgr", "-n", "-P", "show", "user", "format=user,defaultaccount,adminlevel"
+    )
+    assert {"alice|users|None", "bob|users|None", "elastic|root|Operator"} <= set(users.stdout.split()), users
+    for who, options, refusal in (
+        ("alice", ["-t", "2-00:00:00"], "QOSMaxWallDurationPerJobLimit"),  # over the QoS's MaxWall
+        ("bob", ["-A", "nosuch"], "Invalid account"),  # an account bob has no association with
+    ):
+        res = cluster_exec("--user", who, "--", "sbatch", "-o", "/dev/null", *options, "--wrap", "true")
+        assert res.returncode == 1 and refusal in res.stderr, res.stdout + res.stderr
+    for who in ("root", "alice", "bob"):  # each with an association: accepted
+        res = cluster_exec("--user", who, "--", "sbatch", "--parsable", "-o", "/dev/null", "-t", "1",
+                           "--wrap", "true")  # fmt: skip
+        assert res.returncode == 0 and res.stdout.strip().isdigit(), res.stdout + res.stderr
+
+
+def test_cluster_exec_runs_as_a_user_and_passes_the_exit_code_on(docker_cluster: DockerCluster) -> None:
+    res = cluster_exec("--user", "alice", "--", "sh", "-c", "echo $(id -un) $(pwd); exit 5")
+    assert res.returncode == 5 and res.stdout.strip() == "alice /shared/alice", res.stdout + res.stderr
+    res = cluster_exec("--", "id", "-un")
+    assert res.returncode == 0 and res.stdout.strip() == "root", res.stdout + res.stderr
+    res = cluster_exec("--user", "carol", "--", "id")
+    assert res.returncode == 2 and res.stderr.strip() == "error: no user 'carol' in the login container", res
+
+
+# -- the service as the unprivileged operator user ------------------------------------------------
+@pytest.fixture(scope="module")
+def operator_service(docker_cluster: DockerCluster) -> Iterator[str]:
+    """The control service started as ``elastic`` by its unit's ExecStartPre (doctor) and ExecStart,
+    after ``slurm-ext install-units`` in the login container; its address for the nodes."""
+    # The site's configuration: an Operator cannot submit an expander job as alice (only root can
+    # submit as another user), so it grows jobs by merge (cons_tres merges a first expansion whole).
+    write_site_config(docker_cluster, "merge")
+    unit = site.start_service(docker_cluster)
+    assert unit.user == site.SERVICE_USER and "doctor" in unit.exec_start_pre
+    wait(lambda: "listening on" in docker_cluster.run("cat", site.SERVICE_LOG).stdout, 60, "the service")
+    ps = docker_cluster.run("ps", "-o", "user=", "-C", "python3").stdout.split()
+    assert site.SERVICE_USER in ps and "expand strategy merge" in service_log(docker_cluster), ps
+    yield "login:7117"
+    site.stop_service(docker_cluster)
+
+
+def test_doctor_as_the_service_user_passes_service_rights(docker_cluster: DockerCluster) -> None:
+    res = cluster_exec(
+        "--user", "elastic", "--", "slurm-ext", "doctor", "--service-user", "elastic", "--json"
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    found = {f["feature"]: f for f in json.loads(res.stdout)["findings"]}
+    assert found["service rights"]["status"] == "ok", found["service rights"]
+    assert "AdminLevel=Operator" in found["service rights"]["detail"]
+    res = cluster_exec("--user", "bob", "--", "slurm-ext", "doctor", "--service-user", "bob")
+    assert (
+        res.returncode == 1 and "sacctmgr modify user bob set AdminLevel=Operator" in res.stdout + res.stderr
+    )
+
+
+def test_the_operator_service_says_why_it_cannot_grow_by_expander_jobs(
+    docker_cluster: DockerCluster, slurm: SlurmCluster, jobs: Jobs
+) -> None:
+    """Only root submits a job as another user: an Operator's service answers "no action" to the
+    growth of alice's job by an expander job, and says why."""
+    write_site_config(docker_cluster, "expander")
+    site.start_service(docker_cluster)
+    try:
+        wait(lambda: "listening on" in service_log(docker_cluster), 60, "the service")
+        fs = submit_fs(docker_cluster, slurm, "login:7117")
+        jobs.ids.append(fs)
+        jobs.wait_running(fs)
+        why = "cannot submit an expander job as alice: this service runs as elastic"
+        wait(lambda: why in service_log(docker_cluster), 90, "the service to try an expansion")
+        assert slurm.job(fs).node_count == 1 and not any(j.user == "elastic" for j in slurm.snapshot().jobs)
+    finally:
+        site.stop_service(docker_cluster)
+
+
+def test_the_operator_service_resizes_alices_job_in_her_partition_only(
+    docker_cluster: DockerCluster, slurm: SlurmCluster, jobs: Jobs, operator_service: str
+) -> None:
+    # bob's jobs in the other partition: one CPU of the shared node n3, and the whole of n4
+    small = submit(slurm, "bob", "-n1", "-p", "right", "-w", "n3")
+    whole = submit(slurm, "bob", "--exclusive", "-p", "right", "-w", "n4")
+    jobs.ids += [small, whole]
+    for job in (small, whole):
+        jobs.wait_running(job)
+    fs = submit_fs(docker_cluster, slurm, operator_service)
+    jobs.ids.append(fs)
+    jobs.wait_running(fs)
+    # grown to 2 nodes: n1 and n2, the whole nodes free in left (n3 is partly bob's, n4 not left's)
+    wait(lambda: slurm.job(fs).node_count == 2, 90, f"alice's job {fs} to grow to 2 nodes")
+    assert set(slurm.job(fs).nodes) == {"n1", "n2"} and slurm.job(fs).partition == "left"
+    assert set(slurm.job(small).nodes) == {"n3"} and set(slurm.job(whole).nodes) == {"n4"}
+    log = service_log(docker_cluster)
+    assert f"job {fs} check cur=1" in log and "-> expand" in log, log[-3000:]
+    # bob's request on alice's job: refused, by name (the kernel names bob: same container)
+    refused = as_user(docker_cluster, "bob", p.Check(job_id=fs, current=2, min=1, max=4, nodes=["n1", "n2"]))
+    assert isinstance(refused, p.Error), refused
+    assert f"job {fs} belongs to alice" in refused.message and "you are bob" in refused.message
+    # a job pending in left: the service shrinks alice's job for it (an Operator's scontrol update)
+    pending = submit(slurm, "bob", "--exclusive", "-p", "left")
+    jobs.ids.append(pending)
+    wait(
+        lambda: slurm.job(pending).is_running,
+        90,
+        f"bob's job {pending} to start on the node alice's gave back",
+    )
+    assert slurm.job(fs).node_count == 1 and set(slurm.job(pending).nodes) <= {"n1", "n2"}
+    wait(lambda: slurm.snapshot().job(fs) is None, 240, f"alice's job {fs} to end")
+    out = docker_cluster.run("cat", f"{SHARED}/alice/fs-{fs}.out").stdout
+    result = json.loads(next(ln for ln in out.splitlines() if ln.startswith("FS_RESULT ")).split(" ", 1)[1])
+    sizes = [(old, new) for _step, _action, old, new, _took in result["resizes"]]
+    assert result["checksum_ok"] and sizes == [(2, 4), (4, 2)], result  # 2 ranks per node: 1 -> 2 -> 1 nodes
+
+
+def cluster_exec(*args: str) -> subprocess.CompletedProcess[str]:
+    """``slurm-ext cluster exec --docker ARGS`` from the host."""
+    return subprocess.run([sys.executable, "-m", "slurm_ext", "cluster", "exec", "--docker", *args],
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+
+
+def write_site_config(cluster: DockerCluster, strategy: str) -> None:
+    """/etc/elastic-slurm/elastic.yaml in the login container (install-units keeps it)."""
+    config = f"service:\n  expand_strategy: {strategy}\n  expand_timeout_s: 10\n"
+    res = cluster.run(
+        "sh", "-c", f"mkdir -p /etc/elastic-slurm && printf '%s' '{config}' >{site.SITE_CONFIG}"
+    )
+    assert res.returncode == 0, res.stderr
+
+
+def service_log(cluster: DockerCluster) -> str:
+    return cluster.run("cat", site.SERVICE_LOG).stdout
+
+
+def as_user(cluster: DockerCluster, user: str, msg: p.Message) -> p.Message:
+    """One request to the service from ``user`` in the login container (where the service runs)."""
+    res = cluster.run("runuser", "-u", user, "--", "python3", "-c", CLIENT, "127.0.0.1", "7117",
+                      msg.encode().decode())  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    return p.decode_response(res.stdout)
+
+
+def submit_fs(cluster: DockerCluster, slurm: SlurmCluster, service: str) -> int:
+    """alice's FS in partition left, 2 ranks per whole node, 1 to 4 nodes, checking in with ``service``."""
+    script = f"{SHARED}/alice/fs.sh"
+    app = "python3 -m dmr_apps.fs --steps 24 --step-seconds 4 --state-mb 16 --max 8"
+    body = f"#!/bin/bash\nexport DMR_SERVICE={service}\npython3 -m dmr --ppn 2 -- {app}\n"
+    res = cluster.run(
+        "runuser", "-u", "alice", "--", "sh", "-c", f"printf '%s' {shlex.quote(body)} >{script}"
+    )
+    assert res.returncode == 0, res.stderr
+    request = JobRequest(nodes=1, name="fs", time_limit=600, script=script,
+                         extra_args=(f"--chdir={SHARED}/alice", "-o", f"{SHARED}/alice/fs-%j.out",
+                                     "-p", "left", "--ntasks-per-node=2", "--exclusive"))  # fmt: skip
+    return slurm.as_user("alice").submit(request)

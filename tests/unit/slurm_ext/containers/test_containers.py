@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import yaml
@@ -10,9 +11,11 @@ from typer.testing import CliRunner
 
 from slurm_ext.cli import app
 from slurm_ext.config import load_config
-from slurm_ext.containers import compose, images
+from slurm_ext.containers import compose, images, site
 from slurm_ext.containers.releases import RELEASES, UnknownRelease, spec
-from slurm_ext.local.render import in_containers, render
+from slurm_ext.local.docker_cli import exec_argv
+from slurm_ext.local.render import in_containers, render, site_partitions
+from slurm_ext.service.units import render as render_unit
 
 runner = CliRunner()
 
@@ -65,6 +68,49 @@ def test_a_sites_select_plugin_is_rendered() -> None:
         render("slurm.conf", replace(cfg, select="cons_res"))
 
 
+def test_the_site_profile_has_two_partitions_sharing_a_node_and_enforces_accounting() -> None:
+    cfg = replace(load_config().cluster, nodes=4, select="cons_tres", cpus_per_node=4, db_password="x")
+    plain = render("slurm.conf", cfg, addressing=in_containers(4))
+    conf = render("slurm.conf", cfg, addressing=in_containers(4), site=True)
+    assert plain.count("PartitionName=") == 1 and "AccountingStorageEnforce" not in plain
+    assert "\nPartitionName=debug Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP\n" in plain
+    assert "\nAccountingStorageEnforce=associations,limits,qos\n" in conf
+    assert "\nPartitionName=left Nodes=n[1-3] Default=YES MaxTime=INFINITE State=UP\n" in conf
+    assert "\nPartitionName=right Nodes=n[3-4] MaxTime=INFINITE State=UP\n" in conf
+    # nothing else differs from the plain cluster's
+    differing = set(conf.splitlines()) ^ set(plain.splitlines())
+    assert all(
+        line.startswith(("PartitionName", "AccountingStorageEnforce", "# The site")) for line in differing
+    )
+    assert site_partitions(2) == {"left": "n1", "right": "n[1-2]"}
+    assert site_partitions(1) == {"left": "n1", "right": "n1"}
+
+
+def test_the_site_profiles_accounting_and_service_unit_commands() -> None:
+    calls = [" ".join(c) for c in site.accounting_commands()]
+    assert "sacctmgr -i add user alice,bob account=users" in calls
+    assert "sacctmgr -i modify user elastic set AdminLevel=Operator" in calls
+    assert any("MaxWall=" in c and "DenyOnLimit" in c for c in calls)
+    text = render_unit("elastic-slurm.service", "elastic", site.SITE_CONFIG, Path("/var/lib/x"), "0.0.0.0")
+    unit = site.parse_unit(text)
+    assert unit.user == "elastic" and unit.environment == {"ELASTIC_SLURM_CONF": site.SITE_CONFIG}
+    assert unit.exec_start_pre[-4:] == ["slurm_ext", "doctor", "--service-user", "elastic"]
+    assert unit.exec_start[-4:] == ["slurm_ext", "serve", "--host", "0.0.0.0"]
+    line = site.unit_shell(unit)
+    # serve only after doctor passed
+    assert line.index("doctor --service-user") < line.rindex("&& exec") < line.index("serve --host")
+    assert "runuser -u elastic -- env ELASTIC_SLURM_CONF=" in line
+    with pytest.raises(ValueError, match="no ExecStart"):
+        site.parse_unit("[Service]\nUser=x\n")
+
+
+def test_cluster_exec_runs_as_the_user_in_their_home() -> None:
+    assert exec_argv("c", ["id", "-u"]) == ["docker", "exec", "-i", "c", "id", "-u"]
+    assert exec_argv("c", ["sbatch", "--wrap", "a b"], "alice", "/shared/alice", tty=True) == [
+        "docker", "exec", "-i", "-t", "-u", "alice", "-w", "/shared/alice", "c", "sbatch", "--wrap", "a b"
+    ]  # fmt: skip
+
+
 def test_image_tags_hash_their_inputs() -> None:
     rel = spec("24.11")
     assert images.base_tag(rel).startswith("elastic-slurm-base:trixie-")
@@ -95,6 +141,8 @@ def test_release_matrix() -> None:
         (["cluster", "up", "--select", "cons_res"], "--select must be one of linear, cons_tres"),
         (["cluster", "up", "--docker", "--cpus-per-node", "0"], "--cpus-per-node must be at least 1"),
         (["cluster", "images", "--release", "1.0"], "unknown Slurm release '1.0'"),
+        (["cluster", "exec", "--", "id"], "cluster exec needs --docker"),
+        (["cluster", "exec", "--docker"], "no command given"),
     ],
 )
 def test_user_mistakes_exit_2_with_one_line(args: list[str], message: str) -> None:
@@ -105,7 +153,8 @@ def test_user_mistakes_exit_2_with_one_line(args: list[str], message: str) -> No
 
 
 def test_docker_commands_have_help() -> None:
-    for args in (["cluster", "up"], ["cluster", "down"], ["cluster", "status"], ["cluster", "images"]):
+    for args in (["cluster", "up"], ["cluster", "down"], ["cluster", "status"], ["cluster", "images"],
+                 ["cluster", "exec"]):  # fmt: skip
         r = runner.invoke(app, [*args, "--help"])
         assert r.exit_code == 0 and "docker" in r.output.lower()
 
