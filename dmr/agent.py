@@ -340,10 +340,13 @@ class _Handler(socketserver.StreamRequestHandler):
             try:
                 line = self.rfile.readline(1 << 20)
                 req = json.loads(line) if line else None
-                data = self.rfile.read(int(req.get("bytes") or 0)) if isinstance(req, dict) else b""
+                size = int(req.get("bytes") or 0) if isinstance(req, dict) else 0
+                if size and isinstance(req, dict) and req.get("key") != self.server.agent.key:
+                    return  # bytes only from the application's own ranks: a stranger's are not read
+                data = self.rfile.read(size) if size else b""
             except OSError:
                 return
-            except ValueError as exc:
+            except (ValueError, TypeError) as exc:
                 req, data = {"op": f"unreadable ({exc})"}, b""
             if req is None:
                 return

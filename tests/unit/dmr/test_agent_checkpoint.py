@@ -49,3 +49,7 @@ def test_a_request_without_the_key_gets_nothing(agent: Agent) -> None:
     stranger = AgentClient(agent.address_text.rsplit(":", 1)[0] + ":wrong")
     with pytest.raises(RuntimeError, match="wrong or missing agent key"):
         stranger.request("restore")
+    # bytes announced without the key are not read (nor held): the connection is closed
+    with pytest.raises(ConnectionError):
+        AgentClient(agent.address_text.rsplit(":", 1)[0] + ":wrong").request("checkpoint", b"x" * 10, step=9)
+    assert agent.checkpoint == (1, b"secret")

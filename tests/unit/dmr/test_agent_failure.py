@@ -100,7 +100,8 @@ def test_an_expander_jobs_failed_group_counts_once_its_operation_was_taken() -> 
 
 
 def test_the_application_launch_is_watched_and_an_expansions_groups_once_taken() -> None:
-    agent = Agent(LaunchSpec(argv=["true"], cwd="/"), job_id=None)  # mpiexec groups, no Slurm
+    # mpiexec groups, no Slurm; alive a moment (a group ended before the expect is not taken)
+    agent = Agent(LaunchSpec(argv=["sleep", "2"], cwd="/"), job_id=None)
     agent.launch(None, "n1")
     agent.launch(LAUNCH_TOKEN, "n2")
     agent.launch("grow", "n3")
