@@ -35,9 +35,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from slurm_ext.backend import ClusterBackend
 
 LAUNCH_NODES = 2
 CYCLE = (1, 2, 4, 2)  # nodes asked for at successive steps, starting from the launch size
@@ -96,6 +99,18 @@ def table(result: dict[str, Any]) -> str:
 
 
 # -- driver ----------------------------------------------------------------------------------
+def _quiet(backend: ClusterBackend, wait: float = 30.0) -> int:
+    """Idle nodes, once every node is idle or ``wait`` seconds have passed: nodes a job that just
+    ended still completes would make the first expansions wait or be refused (seen in CI, right
+    after another test's job). Another user's jobs are waited for ``wait`` seconds only."""
+    deadline = time.monotonic() + wait
+    snap = backend.snapshot()
+    while snap.free < snap.total_nodes and time.monotonic() < deadline:
+        time.sleep(0.5)
+        snap = backend.snapshot()
+    return snap.free
+
+
 def run(
     strategy: str = "merge",
     cycles: int = 10,
@@ -118,7 +133,7 @@ def run(
     cfg = load_config()
     backend = SlurmCluster(slurm_conf=cfg.cluster.slurm_conf)
     try:
-        idle = backend.snapshot().free
+        idle = _quiet(backend)
     except Exception as exc:
         raise BenchError(f"local cluster not reachable ({exc}); run `slurm-ext cluster up`") from None
     if idle < max(CYCLE):
