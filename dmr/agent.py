@@ -236,8 +236,7 @@ class Agent:
                 op.hellos[:count], key=lambda g: order.get((g.get("nodes") or [""])[0], len(order))
             )
         if not ready:
-            for proc in procs:
-                self._stop(proc)
+            self._stop(*procs)
             first = f"; a group ended before it joined (exit code {dead[0]})" if dead else ""
             why = f"{arrived} of {count} groups{first}"
             return {"ok": True, "ready": False, "arrived": arrived, "reason": why}
@@ -313,21 +312,22 @@ class Agent:
             self.closing = True
             self.cond.notify_all()
             procs = list(self.procs)
-        for proc in procs:
-            self._stop(proc)
+        self._stop(*procs)
 
-    def _stop(self, proc: subprocess.Popen[bytes]) -> None:
-        """Stop a group's launcher (srun cancels its step on SIGTERM, mpiexec kills its ranks); a
-        group stopped on purpose is no failure."""
+    def _stop(self, *procs: subprocess.Popen[bytes]) -> None:
+        """Stop groups' launchers (srun cancels its step on SIGTERM, mpiexec kills its ranks), all at
+        once: each gets the same 5 s, then is killed. A group stopped on purpose is no failure."""
         with self.cond:
-            self.members.discard(proc.pid)
-        if proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+            self.members.difference_update(p.pid for p in procs)
+        running = [p for p in procs if p.poll() is None]
+        for proc in running:
+            proc.terminate()
+        deadline = time.monotonic() + 5
+        for proc in running:
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
 
 # -- server -----------------------------------------------------------------------------------
