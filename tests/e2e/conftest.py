@@ -173,8 +173,15 @@ def start_service(
 def stop_service(server: Server, conf: Path | None = None) -> None:
     server.stop()
     server.controller.background.shutdown(wait=True)
-    left = [ln for ln in sh("squeue", "-h", "-o", "%i %j %T", conf=conf).splitlines()
-            if RESIZER_PREFIX in ln or EXPANDER_PREFIX in ln]  # fmt: skip
+    # A helper job that is ending (COMPLETING, or its agent's watch just closed) gets Slurm's time to
+    # go; one still there after 30 s is left behind (nothing cancels it once the service is stopped).
+    deadline = time.monotonic() + 30
+    while True:
+        left = [ln for ln in sh("squeue", "-h", "-o", "%i %j %T", conf=conf).splitlines()
+                if RESIZER_PREFIX in ln or EXPANDER_PREFIX in ln]  # fmt: skip
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     assert left == [], f"resizer or expander jobs left behind: {left}"
 
 
