@@ -52,6 +52,7 @@ class Malleable:
         self._t0 = time.perf_counter()
         self._skip_check = False
         self._restored_at: int | None = None  # the step a restart after a failure resumed at
+        self._checkpoint_every = checkpoint.every()  # the agent's setting: fixed for the run
         handle = self.runtime.joining
         self.joined = handle is not None
         if handle is not None:
@@ -103,7 +104,7 @@ class Malleable:
                 if not self._skip_check:
                     self.check(spec(self.step) if spec is not None else None)
                 self._skip_check = False
-                every = checkpoint.every()
+                every = self._checkpoint_every
                 if every and self.step % every == 0 and self.step != self._restored_at:
                     checkpoint.save(self.runtime, self.step, self.arrays, self.values)
                 yield self.step
