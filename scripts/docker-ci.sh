@@ -54,7 +54,7 @@ for r in $SITE_RELEASES; do
   [[ " $RELEASES " == *" $r "* ]] || continue
   echo "=== Slurm $r: a site's cluster (select/cons_tres, 4-CPU nodes, alice and bob) ==="
   t1=$(now)
-  $PY -m slurm_ext cluster up --docker --release "$r" --nodes 4 --select cons_tres --cpus-per-node 4
+  $PY -m slurm_ext cluster up --docker --release "$r" --nodes 4 --profile site
   ELASTIC_DOCKER=1 ELASTIC_DOCKER_RELEASE="$r" ELASTIC_DOCKER_SELECT=cons_tres \
     $PY -m pytest -q -m docker tests/docker/test_site.py
   $PY -m slurm_ext cluster down --docker

@@ -1,6 +1,6 @@
-"""The site profile of the dockerized cluster (``cluster up --docker --select cons_tres``): what a site
-has and the other test clusters lack, beyond the partitions and enforcement its ``slurm.conf`` has
-(:func:`slurm_ext.local.render.partition_lines`).
+"""The site profile of the dockerized cluster (``cluster up --docker --profile site``, which is
+``--select cons_tres``): what a site has and the other test clusters lack, beyond the partitions and
+enforcement its ``slurm.conf`` has (:func:`slurm_ext.local.render.partition_lines`).
 
 - the service's own user, ``elastic``, in every container that knows users (slurmctld resolves the
   names accounting gives it to uids), with Slurm's operator level;
@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+CPUS_PER_NODE = 4  # --profile site's nodes unless --cpus-per-node: enough for a small job beside a share
 SERVICE_USER = "elastic"
 SERVICE_UID = 2000  # alice and bob are 2001 and 2002 (docker/entrypoint.sh)
 USERS_ACCOUNT = "users"

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from slurm_ext.config import SELECTS, ConfigError, load_config
+from slurm_ext.containers import site
 from slurm_ext.local import docker_cli
 from slurm_ext.local.cluster import ClusterError, LocalCluster, UsageError
 from slurm_ext.local.daemons import DaemonError
@@ -69,6 +70,16 @@ def up(
             show_default=False,
         ),
     ] = None,
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            "--profile",
+            help="With --docker: 'site' is a site's cluster (--select cons_tres, 4 CPUs per node unless "
+            "given: two partitions sharing a node, accounting enforced, users alice and bob, the "
+            "service's user elastic) [default: the toolkit's test cluster]",
+            show_default=False,
+        ),
+    ] = None,
     docker: DockerOption = False,
     release: ReleaseOption = None,
 ) -> None:
@@ -76,6 +87,14 @@ def up(
 
     With --docker: the same in containers (MariaDB, slurmdbd, slurmctld, N nodes, login), any release.
     """
+    if profile is not None:
+        if profile != "site":
+            _fail(f"--profile must be 'site', got {profile!r}", code=2)
+        if not docker:
+            _fail("--profile site needs --docker (the site's users and accounting live in the containers)", 2)
+        if select not in (None, "cons_tres"):
+            _fail("--profile site is --select cons_tres: drop --select linear", code=2)
+        select, cpus_per_node = "cons_tres", cpus_per_node or site.CPUS_PER_NODE
     if select is not None and select not in SELECTS:
         _fail(f"--select must be one of {', '.join(SELECTS)}, got {select!r}", code=2)
     if docker:

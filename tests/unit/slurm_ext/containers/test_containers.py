@@ -140,6 +140,9 @@ def test_release_matrix() -> None:
         (["cluster", "up", "--release", "24.11"], "--release needs --docker"),
         (["cluster", "up", "--select", "cons_res"], "--select must be one of linear, cons_tres"),
         (["cluster", "up", "--docker", "--cpus-per-node", "0"], "--cpus-per-node must be at least 1"),
+        (["cluster", "up", "--profile", "site"], "--profile site needs --docker"),
+        (["cluster", "up", "--docker", "--profile", "big"], "--profile must be 'site'"),
+        (["cluster", "up", "--docker", "--profile", "site", "--select", "linear"], "drop --select linear"),
         (["cluster", "images", "--release", "1.0"], "unknown Slurm release '1.0'"),
         (["cluster", "exec", "--", "id"], "cluster exec needs --docker"),
         (["cluster", "exec", "--docker"], "no command given"),
@@ -168,3 +171,19 @@ def test_images_install_every_dependency_of_the_toolkit() -> None:
     wheels, sdists = images.requirements()
     assert sorted(wheels + sdists) == sorted(deps) and any(d.startswith("mpich") for d in wheels)
     assert all(d.startswith(images.NO_WHEEL) for d in sdists)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--profile", "site"], ("cons_tres", site.CPUS_PER_NODE)),
+        (["--profile", "site", "--cpus-per-node", "8"], ("cons_tres", 8)),
+        ([], (None, None)),
+    ],
+)
+def test_the_site_profile_is_cons_tres_with_its_cpus(monkeypatch, args: list[str], expected) -> None:
+    seen = []
+    monkeypatch.setattr("slurm_ext.local.docker_cli.up", lambda *a: seen.append((a[3], a[4])))
+    r = runner.invoke(app, ["cluster", "up", "--docker", *args])
+    assert r.exit_code == 0, r.output
+    assert seen == [expected]
