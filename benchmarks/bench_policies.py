@@ -1,9 +1,7 @@
 """Reproduce the seed papers' policy comparisons in the simulator, next to the papers' numbers.
 
-1. ``000_*`` Fig. 4: time to complete the modified ESP workload (Table I) for 10..100%
-   malleable jobs under rigid Maui backfilling, DBES, EP, ESF, EDF and LDF, with the
-   quantitative claims of §V.B checked one by one.
-2. ``000_*`` Fig. 7 / Table II: 10% evolving + 40% malleable + 50% rigid.
+1. ``000_*`` Figs. 4 and 7, Table II: ``slurm-ext reproduce dbes`` (:mod:`slurm_ext.reproduce.dbes`),
+   printed here first.
 3. ``001_*``: minAgree with 100% malleable jobs against FCFS with 100% rigid jobs (makespan
    -13.09%), on 001-style job batches (32 nodes, 25 jobs, ~8 node-hours, submitted within
    10 minutes) and on the ESP workload.
@@ -28,124 +26,13 @@ import time
 
 from slurm_ext.model import MalleableSpec
 from slurm_ext.policies import make_policy
+from slurm_ext.reproduce.dbes import fig4, fig7, makespan, markdown
 from slurm_ext.sim import SimJob, Simulator, Workload
 from slurm_ext.workloads.esp import esp_workload
 
-FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-STATE_OF_ART = ("ep", "esf", "edf", "ldf")
-ESP_POLICIES = ("rigid", "dbes", *STATE_OF_ART)
-RESERVATION_DEPTH = 5  # 000_* §V.A: every run used ReservationDepth 5
-
-# 000_* §V.B/§V.C, quoted numbers (Fig. 4 itself is only a plot)
-PAPER_DBES_VS_RIGID_100 = 0.32  # "about 32% higher throughput than rigid scheduling"
-PAPER_DBES_VS_EP_100 = 0.07  # "about 7% higher throughput than ... EP"
-PAPER_DBES_VS_LDF_EVOLVING = 0.06  # Fig. 7: "about 6% in comparison to ... LDF"
-PAPER_TABLE_II = {"dbes": 11, "ep": 11, "esf": 13, "edf": 17, "ldf": 12}
 # 001_* "Makespan and Node Utilization"
 PAPER_001 = {"fcfs_rigid": 1157.46, "minagree_100": 1006.13, "reduction": 0.1309}
 OVERHEAD_001 = (14.55 + 7.41) / 2  # 001_* Fig. 7: mean grow and shrink times, seconds
-
-
-def makespan(wl: Workload, policy: str, *, overhead: float = 0.0) -> tuple[float, Simulator]:
-    if policy in ("fcfs", "easy-sim"):
-        sim = Simulator(wl, "fcfs" if policy == "fcfs" else "easy", None, strict=True)
-    else:
-        name = "backfill" if policy == "rigid" else policy
-        opts = {"reservation_depth": RESERVATION_DEPTH} if name in ("backfill", "dbes", *STATE_OF_ART) else {}
-        sim = Simulator(wl, "none", make_policy(name, **opts), strict=True, resize_overhead=overhead)
-    res = sim.run()
-    if not (res.end >= 0).all():
-        raise RuntimeError(f"{policy}: not every job finished on {wl.name}")
-    return float(res.end.max() - res.submit.min()), sim
-
-
-def esp_sweep(seeds: int) -> dict[float, dict[str, float]]:
-    table: dict[float, dict[str, float]] = {}
-    for f in FRACTIONS:
-        row: dict[str, list[float]] = {p: [] for p in ESP_POLICIES}
-        for seed in range(seeds):
-            wl = esp_workload(f, seed=seed)
-            for p in ESP_POLICIES:
-                row[p].append(makespan(wl, p)[0])
-        table[f] = {p: statistics.fmean(v) for p, v in row.items()}
-        print(".", end="", flush=True)
-    print()
-    return table
-
-
-def gain(rigid: float, t: float) -> float:
-    """Throughput gain of a run taking ``t`` over one taking ``rigid`` (same jobs)."""
-    return rigid / t - 1.0
-
-
-def print_esp(table: dict[float, dict[str, float]], seeds: int) -> None:
-    print(f"\n== 000_* Fig. 4: modified ESP, 230 jobs on 120 cores, mean makespan [s] of {seeds} seed(s)")
-    head = f"{'malleable':>9} " + " ".join(f"{p:>8}" for p in ESP_POLICIES) + "   best  DBES vs rigid"
-    print(head)
-    for f, row in table.items():
-        best = min(row, key=row.__getitem__)
-        cells = " ".join(f"{row[p]:8.0f}" for p in ESP_POLICIES)
-        print(f"{f:9.0%} {cells}  {best:>5}  {gain(row['rigid'], row['dbes']):+13.1%}")
-    total_work = sum(j.nodes * j.run_time for j in esp_workload().jobs) / 120
-    print(f"(lower bound, all 120 cores busy all the time: {total_work:.0f} s)")
-
-    def rank(f: float, p: str) -> int:
-        others = sorted(STATE_OF_ART, key=table[f].__getitem__)
-        return others.index(p) + 1
-
-    r100 = table[1.0]
-    best_other = min(STATE_OF_ART, key=r100.__getitem__)
-    claims = [
-        (
-            "DBES best in every mix",
-            "yes",
-            str(all(min(r, key=r.__getitem__) == "dbes" for r in table.values())),
-        ),
-        (
-            "DBES throughput over rigid at 100%",
-            f"+{PAPER_DBES_VS_RIGID_100:.0%}",
-            f"{gain(r100['rigid'], r100['dbes']):+.1%}",
-        ),
-        ("best state-of-the-art strategy at 100%", "EP", best_other.upper()),
-        (
-            "DBES throughput over EP at 100%",
-            f"+{PAPER_DBES_VS_EP_100:.0%}",
-            f"{gain(r100['ep'], r100['dbes']):+.1%}",
-        ),
-        (
-            "EP rank among EP/ESF/EDF/LDF at 10%, 30% (4 = worst)",
-            "4, 4",
-            f"{rank(0.1, 'ep')}, {rank(0.3, 'ep')}",
-        ),
-        ("EP rank at 60% / 90%", "1 / 3", f"{rank(0.6, 'ep')} / {rank(0.9, 'ep')}"),
-        ("ESF rank at 20% / 50%", "1 / 4", f"{rank(0.2, 'esf')} / {rank(0.5, 'esf')}"),
-        ("EDF slower than rigid at 20%", "yes", str(table[0.2]["edf"] > table[0.2]["rigid"])),
-        ("EP slower than rigid at 30%", "yes", str(table[0.3]["ep"] > table[0.3]["rigid"])),
-        ("50% malleable slower than 40% under DBES", "yes", str(table[0.5]["dbes"] > table[0.4]["dbes"])),
-    ]
-    print(f"\n{'claim (000_* §V.B)':<55} {'paper':>8} {'here':>8}")
-    for what, paper, here in claims:
-        print(f"{what:<55} {paper:>8} {here:>8}")
-
-
-def evolving_mix(seeds: int) -> None:
-    print(f"\n== 000_* Fig. 7 / Table II: 10% evolving (F,G,H), 40% malleable (I,J,K,L), {seeds} seed(s)")
-    print(f"{'policy':>8} {'makespan':>9} {'evolving served':>16} {'paper served':>13}")
-    spans: dict[str, float] = {}
-    for p in ("dbes", *STATE_OF_ART):
-        ms, served = [], []
-        for seed in range(seeds):
-            wl = esp_workload(0.4, 0.1, seed=seed)
-            m, sim = makespan(wl, p)
-            ms.append(m)
-            served.append(len(sim.evolve_granted))
-        spans[p] = statistics.fmean(ms)
-        print(f"{p:>8} {spans[p]:9.0f} {statistics.fmean(served):16.1f} {PAPER_TABLE_II[p]:13d}")
-    best_other = min(STATE_OF_ART, key=spans.__getitem__)
-    print(
-        f"DBES throughput over the best other ({best_other.upper()}): "
-        f"{gain(spans[best_other], spans['dbes']):+.1%}   paper: +{PAPER_DBES_VS_LDF_EVOLVING:.0%} over LDF"
-    )
 
 
 def batch_001(seed: int, malleable: bool | float) -> Workload:
@@ -243,8 +130,7 @@ def main() -> None:
     ap.add_argument("--batches", type=int, default=10, help="001-style batches (default 10, as in 001_*)")
     args = ap.parse_args()
     t0 = time.perf_counter()
-    print_esp(esp_sweep(args.seeds), args.seeds)
-    evolving_mix(args.seeds)
+    print(markdown(fig4(args.seeds, lambda: None), fig7(args.seeds, lambda: None), args.seeds))
     minagree_vs_fcfs(args.batches, args.seeds)
     sweep_001(args.batches)
     print(f"\nwall time {time.perf_counter() - t0:.1f} s")

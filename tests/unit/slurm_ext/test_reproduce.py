@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from slurm_ext.reproduce import SEPTEMBER
+from slurm_ext.reproduce.sd import SEPTEMBER
 
 
 def swf_line(job: int, submit: int, run: int, procs: int, limit: int, partition: int = -1) -> str:
@@ -66,3 +66,42 @@ def test_reproduce_sd_without_the_traces_is_one_line_and_exit_2(tmp_path: Path) 
     )
     res = reproduce("--jobs", "0")
     assert res.returncode == 2 and "--jobs must be >= 1" in res.stderr
+
+
+def test_reproduce_dbes_runs_figs_4_and_7_with_the_papers_claims(tmp_path: Path) -> None:
+    from slurm_ext.reproduce.dbes import ESP_POLICIES, FRACTIONS, PAPER_TABLE_II, lower_bound
+
+    out = tmp_path / "out"
+    cmd = [
+        sys.executable,
+        "-m",
+        "slurm_ext",
+        "reproduce",
+        "dbes",
+        "--seeds",
+        "1",
+        "--out",
+        str(out),
+        "--json",
+    ]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    summary = json.loads(res.stdout)
+    fig4 = summary["fig4"]
+    assert list(fig4) == [f"{f:g}" for f in FRACTIONS] and all(
+        list(r) == list(ESP_POLICIES) for r in fig4.values()
+    )
+    assert len({r["rigid"] for r in fig4.values()}) == 1  # rigid runs ignore the malleable share
+    assert all(
+        span >= lower_bound() for r in fig4.values() for span in r.values()
+    )  # no run beats a full machine
+    assert set(summary["fig7"]) == set(PAPER_TABLE_II) and all(
+        r["served"] > 0 for r in summary["fig7"].values()
+    )
+    assert len(summary["claims"]) == 10 and summary["claims"][1]["paper"] == "+32%"
+    rows = list(csv.DictReader((out / "dbes.csv").open()))
+    assert len(rows) == len(FRACTIONS) * len(ESP_POLICIES) + len(PAPER_TABLE_II)
+    assert "| DBES throughput over rigid at 100% | +32% |" in (out / "report.md").read_text()
+    assert (out / "dbes.png").stat().st_size > 1000
+    bad = subprocess.run([*cmd[:5], "--seeds", "0"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.strip() == "error: --seeds must be >= 1, got 0"

@@ -221,8 +221,3 @@ def sd_cmd(
         return
     typer.echo(files[-1].read_text())
     typer.echo("wrote " + ", ".join(str(f) for f in files))
-
-
-reproduce_app = typer.Typer(help="Run a paper's experiments and write tables and figures beside its numbers.",
-                            no_args_is_help=True)  # fmt: skip
-reproduce_app.command("sd")(sd_cmd)
