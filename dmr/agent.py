@@ -53,8 +53,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from dmr import launch
+from dmr import expander_job, launch
 from dmr.launch import LAUNCH_TOKEN, LaunchSpec, exit_code, group_failed, start_group
+from slurm_ext.agent_client import AgentClient
 
 GRACE = 30.0  # seconds the other groups get to finish after the application's first group ended
 # seconds a group of the launch waits past its own launch deadline for the first group to expect
@@ -175,6 +176,9 @@ class Agent:
                     p.pid for p, node in zip(self.procs, self.launched_on, strict=True) if node in nodes
                 }
             return {"ok": True}
+        if op == "submit_expander":  # from a service that may not submit jobs as this job's owner
+            return expander_job.submit(self.job_id, self.address_text, str(req["token"]),
+                                       [str(o) for o in req.get("options") or []])  # fmt: skip
         if op == "failed":  # a group an expander job hosts ended with an error
             with self.cond:
                 taken = self.ops.get(str(req["token"]), _Op()).outcome
@@ -402,53 +406,6 @@ def serve(agent: Agent, port: int = 0) -> _Server:
     agent.address_text = f"{advertised_host()}:{server.server_address[1]}:{agent.key}"
     threading.Thread(target=server.serve_forever, name="dmr-agent", daemon=True).start()
     return server
-
-
-# -- client -----------------------------------------------------------------------------------
-def parse_agent(text: str) -> tuple[str, int, str]:
-    host, port, key = text.rsplit(":", 2)
-    return host, int(port), key
-
-
-class AgentClient:
-    """One connection to an agent (``host:port:key``); requests answered in order."""
-
-    def __init__(self, address: str, timeout: float | None = 60.0, within: float = 0.0) -> None:
-        """``within``: seconds to keep trying to connect (an EJB manager hosting the agent may be
-        restarting; it comes back on the same port)."""
-        host, port, self.key = parse_agent(address)
-        deadline = time.monotonic() + within
-        while True:
-            try:
-                self.sock = socket.create_connection((host, port), timeout=10.0)
-                break
-            except OSError:
-                if time.monotonic() >= deadline:
-                    raise
-                time.sleep(1.0)
-        self.sock.settimeout(timeout)
-        self.reader = self.sock.makefile("rb")
-
-    def request(self, op: str, data: bytes = b"", **fields: Any) -> dict[str, Any]:
-        """The agent's reply; ``data`` goes with the request, the reply's bytes come as ``reply["data"]``."""
-        if data:
-            fields["bytes"] = len(data)
-        self.sock.sendall((json.dumps({"op": op, "key": self.key, **fields}) + "\n").encode() + data)
-        line = self.reader.readline()
-        if not line:
-            raise ConnectionError("the agent closed the connection")
-        reply = json.loads(line)
-        if reply.get("bytes"):
-            reply["data"] = self.reader.read(int(reply["bytes"]))
-            if len(reply["data"]) != int(reply["bytes"]):
-                raise ConnectionError("the agent closed the connection")
-        if not reply.get("ok"):
-            raise RuntimeError(f"agent refused {op}: {reply.get('error')}")
-        return reply
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.sock.close()
 
 
 # -- commands ---------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ simulator against what ``tests/slurm/test_adapter.py`` checks on Slurm).
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -28,6 +29,11 @@ def resizer_name(job_id: int) -> str:
 
 def expander_name(job_id: int) -> str:
     return f"{EXPANDER_PREFIX}{job_id}"
+
+
+def expander_command(python: str, agent: str, token: str) -> str:
+    """What an expander job runs: an agent that starts the new ranks and joins the application's."""
+    return f"exec {shlex.quote(python)} -m dmr join --agent {shlex.quote(agent)} --token {shlex.quote(token)}"
 
 
 def served_job(name: str, prefix: str) -> int | None:
@@ -92,8 +98,12 @@ class ClusterBackend(Protocol):
         """Whether a running job can grow in place (Slurm: ``permit_job_expansion``)."""
         return True
 
-    def submit_expander(self, app: Job, nodes: int, command: str, time_limit: float | None) -> int:
-        """Submit a second job hosting new ranks of ``app``; returns its id."""
+    def submit_expander(
+        self, app: Job, nodes: int, command: str, time_limit: float | None, agent: str = "", token: str = ""
+    ) -> int:
+        """Submit a second job hosting new ranks of ``app``, running ``command``, as its owner; returns
+        its id. ``agent``/``token``: the application's agent and the expansion, where only the agent
+        can submit as the owner."""
         raise InvalidRequest("this backend has no expander jobs")
 
     def job_state(self, job_id: int) -> tuple[str, tuple[str, ...]]:

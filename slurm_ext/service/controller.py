@@ -18,7 +18,6 @@ One reconfiguration per job at a time (:mod:`.inflight`); any number of jobs con
 from __future__ import annotations
 
 import logging
-import shlex
 import threading
 import time
 from collections.abc import Sequence
@@ -27,7 +26,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from slurm_ext import protocol as p
-from slurm_ext.backend import EXPANDER_PREFIX, RESIZER_PREFIX, ClusterBackend, expander_name, served_job
+from slurm_ext.backend import (
+    EXPANDER_PREFIX,
+    RESIZER_PREFIX,
+    ClusterBackend,
+    expander_command,
+    expander_name,
+    served_job,
+)
 from slurm_ext.decisions import Decision, Expand, RaisePriority, Shrink, StartJob
 from slurm_ext.errors import SlurmUnavailable
 from slurm_ext.model import Job, JobState, MalleableSpec, Node, NodeState, Snapshot
@@ -567,12 +573,9 @@ class Controller:
             left = app.time_limit - (time.time() - app.start_time)
             if left < 60:
                 raise RuntimeError(f"the job has {left:.0f} s left: too little for an expander job")
-        command = (
-            f"exec {shlex.quote(req.python)} -m dmr join "
-            f"--agent {shlex.quote(req.agent)} --token {shlex.quote(r.token)}"
-        )
+        command = expander_command(req.python, req.agent, r.token)
         extra = r.new_size - r.old_size
-        helper = self.backend.submit_expander(app, extra, command, left)
+        helper = self.backend.submit_expander(app, extra, command, left, agent=req.agent, token=r.token)
         r.helper_job = helper
         self.journal.write(r, jr.EXPANDER_SUBMITTED)
         deadline = time.monotonic() + self.options.expand_timeout

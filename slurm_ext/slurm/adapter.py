@@ -42,6 +42,7 @@ from slurm_ext.slurm.settings import merge_refused, parse_config
 
 # Slurm refuses priorities >= 0xFFFFFFFE ("Priority must be < 4294967294").
 TOP_PRIORITY = 4294967293
+SUBMIT_AS_TIMEOUT = 60.0  # seconds sbatch may take when run as a job's owner
 
 
 # crash points between the merge's Slurm commands (the crash tests end the service there)
@@ -293,13 +294,13 @@ class SlurmCluster:
         state, _, nodes = line.partition("|")
         return state, expand_nodes(nodes)
 
-    def submit_expander(self, app: Job, nodes: int, command: str, time_limit: float | None) -> int:
-        """Submit a second job hosting new ranks of ``app``: same user, account, partition and QoS,
-        whole nodes, named after ``app``, its output appended to ``app``'s. Returns its id.
-        """
+    def expander_options(self, app: Job, nodes: int, time_limit: float | None) -> list[str]:
+        """sbatch's options for a second job hosting new ranks of ``app``: ``nodes`` whole nodes,
+        named after ``app``, in its partition, account and QoS, ``time_limit`` seconds at most, its
+        output appended to ``app``'s."""
         if nodes < 1:
             raise InvalidRequest(f"an expander job needs at least 1 node, got {nodes}")
-        args = ["sbatch", "--parsable", "-N", str(nodes), "--exclusive", "-J", expander_name(app.job_id)]
+        args = ["-N", str(nodes), "--exclusive", "-J", expander_name(app.job_id)]
         for flag, value in (("-p", app.partition or self.partition), ("-A", app.account), ("-q", app.qos)):
             if value:
                 args += [flag, value]
@@ -307,18 +308,51 @@ class SlurmCluster:
             args += ["-t", str(max(1, math.floor(time_limit / 60)))]
         if app.workdir:
             args += [f"--chdir={app.workdir}"]
-        args += [f"--output={app.stdout}", "--open-mode=append"] if app.stdout else ["--output=/dev/null"]
-        args += ["--wrap", command]
-        if app.user and app.user != _current_user():
-            if os.geteuid() != 0 and not self.cmd.prefix:  # an Operator may resize, not submit as others
-                raise SlurmError(
-                    f"cannot submit an expander job as {app.user}: this service runs as "
-                    f"{_current_user()}, and only root may submit a job as another user; grow by merge "
-                    "(permit_job_expansion, expand_strategy merge) or run the service as root"
-                )
-            args = ["runuser", "-u", app.user, "--", *args]  # as the application's owner (we are root)
+        return args + (
+            [f"--output={app.stdout}", "--open-mode=append"] if app.stdout else ["--output=/dev/null"]
+        )
+
+    def submit_expander(
+        self, app: Job, nodes: int, command: str, time_limit: float | None, agent: str = "", token: str = ""
+    ) -> int:
+        """Submit the expander job (:meth:`expander_options`, running ``command``) as ``app``'s owner;
+        returns its id. A service that is not root cannot: it asks the application's ``agent`` (its
+        owner's process, ``host:port:key``) to submit it for expansion ``token``."""
+        options = self.expander_options(app, nodes, time_limit)
+        if not app.user or app.user == _current_user():
+            args = ["sbatch", "--parsable", *options, "--wrap", command]
+        elif os.geteuid() == 0 or self.cmd.prefix:
+            args = ["runuser", "-u", app.user, "--", "sbatch", "--parsable", *options, "--wrap", command]
+        elif agent:
+            return self._submit_by_agent(app, options, agent, token)
+        else:
+            raise SlurmError(
+                f"cannot submit an expander job as {app.user}: this service runs as {_current_user()}, "
+                "only root may submit a job as another user, and the application named no agent to"
+            )
         out = self.cmd.run(args).stdout.strip()
         return int(out.split(";")[0])
+
+    def _submit_by_agent(self, app: Job, options: list[str], agent: str, token: str) -> int:
+        """The application's agent submits the expander job; it must be ``app``'s owner's, so named."""
+        from slurm_ext.agent_client import AgentClient
+
+        try:
+            client = AgentClient(agent, timeout=SUBMIT_AS_TIMEOUT)
+            try:
+                helper = int(client.request("submit_expander", token=token, options=options)["job_id"])
+            finally:
+                client.close()
+        except (OSError, RuntimeError, ValueError, KeyError) as exc:
+            raise SlurmError(f"the agent of job {app.job_id} did not submit its expander job: {exc}") from exc
+        res = self.cmd.run(["squeue", "-h", "-j", str(helper), "-o", "%u|%j"], check=False)
+        user, _, name = res.stdout.strip().partition("|")
+        if name == expander_name(app.job_id) and user != app.user:  # an agent not run by the job's owner
+            self._cancel_quietly(helper, name)
+        if (user, name) != (app.user, expander_name(app.job_id)):
+            raise SlurmError(f"the agent of job {app.job_id} submitted job {helper} as {user or 'nobody'} "
+                             f"named {name or 'nothing'}: not {app.user}'s expander job")  # fmt: skip
+        return helper
 
     def cancel_orphan_expanders(self, snap: Snapshot | None = None) -> list[int]:
         """Cancel expander jobs whose application is no longer running; returns their ids."""

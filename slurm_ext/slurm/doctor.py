@@ -98,9 +98,10 @@ def check_rights(cmd: SlurmCommands, conf: dict[str, str], user: str, is_service
         return Finding("service rights", OK, f"{user} is {'root' if user == 'root' else 'SlurmUser'}")
     level = admin_level(cmd, user)
     if level in ("Operator", "Administrator"):
-        # an Operator resizes any job, but submits none as another user: no expander jobs for them
-        return Finding("service rights", OK, f"{user} has AdminLevel={level} (grows other users' jobs by "
-                       "merge only: expander jobs are theirs, and only root submits as them)")  # fmt: skip
+        # an Operator resizes any job but submits none as another user: the application's agent
+        # (its owner's process) submits its expander jobs on the service's word
+        return Finding("service rights", OK, f"{user} has AdminLevel={level} (other users' expander jobs "
+                       "are submitted by their applications' agents)")  # fmt: skip
     level_text = f"AdminLevel {level}" if level else "not in Slurm's accounting"
     why = f"{user} cannot resize or boost other users' jobs ({level_text})"
     fix = f"sacctmgr modify user {user} set AdminLevel=Operator   (or run the service as {slurm_user})"

@@ -118,8 +118,8 @@ def test_cluster_exec_runs_as_a_user_and_passes_the_exit_code_on(docker_cluster:
 def operator_service(docker_cluster: DockerCluster) -> Iterator[str]:
     """The control service started as ``elastic`` by its unit's ExecStartPre (doctor) and ExecStart,
     after ``slurm-ext install-units`` in the login container; its address for the nodes."""
-    # The site's configuration: an Operator cannot submit an expander job as alice (only root can
-    # submit as another user), so it grows jobs by merge (cons_tres merges a first expansion whole).
+    # The site's configuration: jobs grow by merge (cons_tres merges a first expansion whole); the
+    # expander strategy under an Operator is the test before.
     write_site_config(docker_cluster, "merge")
     unit = site.start_service(docker_cluster)
     assert unit.user == site.SERVICE_USER and "doctor" in unit.exec_start_pre
@@ -144,11 +144,11 @@ def test_doctor_as_the_service_user_passes_service_rights(docker_cluster: Docker
     )
 
 
-def test_the_operator_service_says_why_it_cannot_grow_by_expander_jobs(
+def test_the_operator_service_grows_alices_job_by_an_expander_job_her_agent_submits(
     docker_cluster: DockerCluster, slurm: SlurmCluster, jobs: Jobs
 ) -> None:
-    """Only root submits a job as another user: an Operator's service answers "no action" to the
-    growth of alice's job by an expander job, and says why."""
+    """Only root submits a job as another user: an Operator's service asks the application's agent
+    (alice's own process) to submit the expander job, and grows her job with it."""
     write_site_config(docker_cluster, "expander")
     site.start_service(docker_cluster)
     try:
@@ -156,9 +156,22 @@ def test_the_operator_service_says_why_it_cannot_grow_by_expander_jobs(
         fs = submit_fs(docker_cluster, slurm, "login:7117")
         jobs.ids.append(fs)
         jobs.wait_running(fs)
-        why = "cannot submit an expander job as alice: this service runs as elastic"
-        wait(lambda: why in service_log(docker_cluster), 90, "the service to try an expansion")
-        assert slurm.job(fs).node_count == 1 and not any(j.user == "elastic" for j in slurm.snapshot().jobs)
+        helpers: list[tuple[str, int]] = []
+
+        def expander_running() -> bool:
+            helpers[:] = [(j.user, j.node_count) for j in slurm.snapshot().jobs
+                          if j.name == f"expander-for-{fs}" and j.is_running]  # fmt: skip
+            return bool(helpers)
+
+        wait(expander_running, 120, f"an expander job of alice's job {fs}")
+        assert helpers == [("alice", 1)], helpers
+        wait(lambda: slurm.snapshot().job(fs) is None, 300, f"alice's job {fs} to end")
+        result = fs_result(docker_cluster, fs)
+        assert result["checksum_ok"] and (2, 4) in [(o, n) for _s, _a, o, n, _t in result["resizes"]], result
+        log = service_log(docker_cluster)
+        assert "expanded 1->2 by expander" in log and "cannot submit" not in log, log[-3000:]
+        wait(lambda: not any(j.name.startswith("expander-for-") for j in slurm.snapshot().jobs), 60,
+             "no expander job left")  # fmt: skip
     finally:
         site.stop_service(docker_cluster)
 
@@ -195,8 +208,7 @@ def test_the_operator_service_resizes_alices_job_in_her_partition_only(
     )
     assert slurm.job(fs).node_count == 1 and set(slurm.job(pending).nodes) <= {"n1", "n2"}
     wait(lambda: slurm.snapshot().job(fs) is None, 240, f"alice's job {fs} to end")
-    out = docker_cluster.run("cat", f"{SHARED}/alice/fs-{fs}.out").stdout
-    result = json.loads(next(ln for ln in out.splitlines() if ln.startswith("FS_RESULT ")).split(" ", 1)[1])
+    result = fs_result(docker_cluster, fs)
     sizes = [(old, new) for _step, _action, old, new, _took in result["resizes"]]
     assert result["checksum_ok"] and sizes == [(2, 4), (4, 2)], result  # 2 ranks per node: 1 -> 2 -> 1 nodes
 
@@ -214,6 +226,12 @@ def write_site_config(cluster: DockerCluster, strategy: str) -> None:
         "sh", "-c", f"mkdir -p /etc/elastic-slurm && printf '%s' '{config}' >{site.SITE_CONFIG}"
     )
     assert res.returncode == 0, res.stderr
+
+
+def fs_result(cluster: DockerCluster, fs: int) -> dict:
+    """The FS_RESULT line of alice's FS job ``fs``."""
+    out = cluster.run("cat", f"{SHARED}/alice/fs-{fs}.out").stdout
+    return json.loads(next(ln for ln in out.splitlines() if ln.startswith("FS_RESULT ")).split(" ", 1)[1])
 
 
 def service_log(cluster: DockerCluster) -> str:
