@@ -13,14 +13,24 @@ whole cluster, as before partitions were read.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
-from slurm_ext.model import Job, Snapshot
+from slurm_ext.model import Job, Node, Snapshot
 
 
 def partition_names(snap: Snapshot) -> list[str]:
     """Every partition some node is in, sorted; empty where the nodes name none."""
     return sorted({p for n in snap.nodes for p in n.partitions})
+
+
+def partition_members(nodes: Iterable[Node]) -> dict[str, set[str]]:
+    """Partition -> the names of its nodes (a node in several partitions is in each)."""
+    members: dict[str, set[str]] = {}
+    for node in nodes:
+        for p in node.partitions:
+            members.setdefault(p, set()).add(node.name)
+    return members
 
 
 def partition_view(snap: Snapshot, partitions: str) -> Snapshot:
@@ -32,10 +42,7 @@ def partition_view(snap: Snapshot, partitions: str) -> Snapshot:
         names.issuperset(j.partition.split(",")) for j in snap.jobs if j.partition
     ):
         return snap  # one partition (the usual case): nothing to take out, no map to build
-    members: dict[str, set[str]] = {}
-    for node in snap.nodes:
-        for p in node.partitions:
-            members.setdefault(p, set()).add(node.name)
+    members = partition_members(snap.nodes)
     nodes = tuple(n for n in snap.nodes if names.intersection(n.partitions))
     here = {n.name for n in nodes}
     if len(nodes) == len(snap.nodes) and all(_ours(j, names, here, members) for j in snap.jobs):

@@ -41,6 +41,7 @@ from dmr.agent import Agent, serve
 from dmr.launch import SUBJOB_NAME, LaunchSpec, subjob_name
 from ejb.actions import Action, CancelSubjob, Migrate, SubmitSubjob
 from ejb.live import jobs
+from ejb.live.backend import EJBBackend
 from ejb.live.probe import Probe
 from ejb.live.records import AppRecord, Migration, Store, SubjobRecord
 from ejb.model import ElasticState, Target
@@ -52,7 +53,6 @@ from slurm_ext.faults import crash_point
 from slurm_ext.model import Job, JobState, Snapshot
 from slurm_ext.service.auth import Peer, may_act
 from slurm_ext.service.watcher import SnapshotCache
-from slurm_ext.slurm.adapter import SlurmCluster
 from slurm_ext.slurm.parse import expand_nodes
 
 log = logging.getLogger("ejb.manager")
@@ -94,7 +94,7 @@ class Manager:
 
     def __init__(
         self,
-        backend: SlurmCluster,
+        backend: EJBBackend,
         state_dir: Path,
         params: EJBParams,
         pilot_address: str,
@@ -115,7 +115,7 @@ class Manager:
         self.agents: dict[int, tuple[Agent, Any]] = {}
         self.acks: dict[tuple[int, str], set[int]] = {}
         self.ack_cond = threading.Condition()
-        self.probe = Probe(self.cache)
+        self.probe = Probe(self.cache, backend)
         self.counters: dict[str, int] = {"check": 0, "expand": 0, "shrink": 0, "none": 0, "submitted": 0}
         for app in self.apps.values():
             if app.phase in ("waiting", "running"):
@@ -177,7 +177,7 @@ class Manager:
                 nodes=job.node_count, limit=float(job.time_limit or 3600.0), partition=job.partition,
                 submitted=time.time(),
             )  # fmt: skip
-            self._files(app, job, req.get("files"))
+            self._files(app, job, snap, req.get("files"))
             app.subjobs[J0_KEY] = SubjobRecord(J0_KEY, eid, job.node_count, app.limit, str(req["secret"]))
             self.apps[eid] = app
             self._agent(app)
@@ -193,47 +193,38 @@ class Manager:
             self._save()
         return {"ok": True, "eid": eid}
 
-    def _files(self, app: AppRecord, j0: Job, files: dict[str, str] | None) -> None:
+    def _files(self, app: AppRecord, j0: Job, snap: Snapshot, files: dict[str, str] | None) -> None:
         """The output and error files sbatch gives ``J0`` (``files``: the user's patterns, open
         mode and work directory, from ejb-submit), left as sbatch leaves them when a job starts:
-        emptied unless opened for appending. Every job of the bundle then appends to them."""
+        emptied unless opened for appending. Every job of the bundle then appends to them.
+        ``snap``: the snapshot ``j0`` was read from."""
         if not files:  # an older ejb-submit: Slurm's StdOut, the error file as the user asked
             app.output = jobs.output_of(self.backend.stdout_of(app.eid) or j0.stdout, j0)
             return
         patterns = [files["output"], files.get("error") or ""]
-        host = self._batch_host(app.eid) if any(jobs.names_host(pat) for pat in patterns) else ""
+        host = self._batch_host(app.eid, snap) if any(jobs.names_host(pat) for pat in patterns) else ""
         facts = jobs.BatchFacts(app.eid, j0.name, j0.user, host)
         app.output = jobs.batch_file(patterns[0], files["workdir"], facts)
         app.error = jobs.batch_file(patterns[1], files["workdir"], facts) if patterns[1] else ""
         if jobs.names_host(patterns[0]):  # J0 writes where its subjobs do, wherever it runs
-            update = ["scontrol", "update", f"JobId={app.eid}", f"StdOut={app.output}"]
-            self.backend.cmd.run(update, check=False)
-        mode = files.get("open_mode") or ("append" if self._job_file_append() else "truncate")
+            self.backend.set_stdout(app.eid, app.output)
+        mode = files.get("open_mode") or ("append" if self.backend.job_file_append() else "truncate")
         if mode.lower().startswith("t") and j0.state is JobState.PENDING:  # nothing of J0 written yet
             files_now = sorted({app.output, app.error} - {""})
             self._as_owner(app, ["truncate", "--no-create", "--size=0", *files_now])
 
-    def _batch_host(self, eid: int) -> str:
+    def _batch_host(self, eid: int, snap: Snapshot) -> str:
         """``%N`` of a job's batch step: its batch host's short name. A pending J0 has none yet: the
-        first node Slurm plans it on, else the first of its partition."""
+        first node Slurm plans it on, else the first of its partition(s) in ``snap``."""
         shown = self.backend.show_job(eid)
         planned = shown.get("SchedNodeList", "(null)")
         if planned in ("", "(null)"):
-            out = self.backend.cmd.run(["sinfo", "-h", "-N", "-p", shown.get("Partition", ""), "-o", "%N"],
-                                       check=False).stdout.split()  # fmt: skip
-            planned = out[0] if out else ""
+            planned = _first_node_of(snap, shown.get("Partition", ""))
         node = expand_nodes(planned)[0] if planned else ""
-        words = self.backend.cmd.run(["scontrol", "show", "node", "-o", node], check=False).stdout.split()
-        address = next((w.split("=", 1)[1] for w in words if w.startswith("NodeHostName=")), node)
+        address = self.backend.node_hostname(node)
         if address in ("localhost", "127.0.0.1"):  # a node on this very machine
             address = socket.gethostname()
         return address.split(".")[0]
-
-    def _job_file_append(self) -> bool:
-        """slurm.conf's JobFileAppend: files are opened for appending unless a job asks otherwise."""
-        out = self.backend.cmd.run(["scontrol", "show", "config"], check=False).stdout
-        return any(ln.split("=")[0].strip() == "JobFileAppend" and ln.split("=")[-1].strip() == "1"
-                   for ln in out.splitlines())  # fmt: skip
 
     def _as_owner(self, app: AppRecord, argv: list[str]) -> None:
         """A command run as the application's owner (a manager running as root must not write for them)."""
@@ -578,30 +569,10 @@ class Manager:
         self._save()
 
     def _sbatch(self, app: AppRecord, argv: list[str]) -> int:
-        """sbatch as the application's owner, with the environment ejb-submit ran in.
-
-        A manager running as root submits for other users through ``runuser``; their environment
-        must not reach that root process (``LD_PRELOAD`` and friends), so it goes to sbatch as an
-        ``--export-file`` read from a pipe, after the switch to the user.
-        """
-        conf = {k: v for k, v in self.backend.cmd.env.items() if k == "SLURM_CONF"}
-        env = {**app.env, **conf}
-        fds: tuple[int, ...] = ()
-        if app.owner and app.owner != _me():
-            read, write = os.pipe()
-            payload = b"".join(f"{k}={v}".encode() + b"\0" for k, v in env.items() if "=" not in k)
-            threading.Thread(target=_write_all, args=(write, payload), daemon=True).start()
-            argv = ["runuser", "-u", app.owner, "--", argv[0], f"--export-file={read}", *argv[1:]]
-            env, fds = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **conf}, (read,)
-        try:
-            res = subprocess.run(argv, capture_output=True, text=True, cwd=app.cwd, env=env, check=False,
-                                 timeout=60, pass_fds=fds)  # fmt: skip
-        finally:
-            for fd in fds:
-                os.close(fd)
-        if res.returncode != 0:
-            raise RuntimeError(res.stderr.strip() or f"sbatch exited {res.returncode}")
-        return int(res.stdout.strip().split(";")[0])
+        """sbatch as the application's owner, with the environment ejb-submit ran in (the user's
+        environment never reaches a root process: :meth:`SlurmCluster.submit_as`). RuntimeError
+        with sbatch's message if it fails."""
+        return self.backend.submit_as(app.owner, argv, app.env, app.cwd)
 
     def _cancel_subjob(self, app: AppRecord, act: CancelSubjob, now: float) -> bool:
         """Cancel now, or (True) once a migration has moved the subjob's ranks away."""
@@ -840,12 +811,10 @@ def _public(app: AppRecord) -> dict[str, Any]:
     return out
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-    except OSError:
-        pass  # sbatch did not read it: its own error says why
+def _first_node_of(snap: Snapshot, partitions: str) -> str:
+    """The first node of ``partitions`` (Slurm's comma list) in ``snap``; "" if none (or none given)."""
+    names = {p for p in partitions.split(",") if p}
+    return next((n.name for n in snap.nodes if names.intersection(n.partitions)), "")
 
 
 def _options(raw: list[list[Any]]) -> list[list[str | None]]:

@@ -25,11 +25,11 @@ import statistics
 import time
 from collections.abc import Iterable, Mapping
 
+from ejb.live.backend import EJBBackend
 from ejb.slots import Slot, SlotKind, Slots, slots_from_snapshot
 from slurm_ext.model import Snapshot
 from slurm_ext.partitions import partition_view
 from slurm_ext.service.watcher import SnapshotCache
-from slurm_ext.slurm.adapter import SlurmCluster
 
 Plan = Mapping[int, tuple[float | None, tuple[str, ...]]]  # pending job -> (planned start, nodes)
 
@@ -87,9 +87,10 @@ def backfill_agrees(
 
 
 class Probe:
-    def __init__(self, cache: SnapshotCache) -> None:
+    def __init__(self, cache: SnapshotCache, backend: EJBBackend) -> None:
+        """``cache``: the snapshots of ``backend``."""
         self.cache = cache
-        self.backend: SlurmCluster = cache.backend  # type: ignore[assignment]
+        self.backend = backend
         self.plan: Plan = {}
         self.snap: Snapshot | None = None
         self.seconds: list[float] = []  # the last probes' durations: Slurm's reads and the slots

@@ -102,16 +102,11 @@ def demo_cmd(
 
 
 def default_partition(slurm: SlurmCluster) -> tuple[str, int]:
-    """Slurm's default partition (``sinfo``'s starred one) and its node count; ("", every node)
-    where sinfo names none."""
-    res = slurm.cmd.run(["sinfo", "-h", "-o", "%P %D"], check=False)  # a line per state of its nodes
-    counts: dict[str, int] = {}
-    for line in res.stdout.splitlines():
-        name, _, count = line.partition(" ")
-        if name.endswith("*") and count.strip().isdigit():
-            counts[name[:-1]] = counts.get(name[:-1], 0) + int(count)
-    for default, nodes in counts.items():
-        return default, nodes
+    """Slurm's default partition and its node count (the nodes' partitions as the adapter reads
+    them); ("", every node) where sinfo names none."""
+    default = slurm.default_partition()  # where the demo's jobs go: they ask for no partition
+    if default:
+        return default, len(slurm.partitions().get(default, ()))
     return "", slurm.snapshot().total_nodes
 
 

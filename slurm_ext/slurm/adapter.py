@@ -3,6 +3,11 @@
 Reads are one ``squeue --json`` plus one ``sinfo --json`` per snapshot (pyslurm has no release
 for Slurm 22.05 and cannot change node counts, so everything goes through the commands).
 Writes use ``sbatch``, ``salloc --no-shell``, ``scontrol update`` and ``scancel``.
+
+Every reading of Slurm in the toolkit goes through here: the service's, the EJB manager's
+(:class:`ejb.live.backend.EJBBackend` is what it asks of this class), the demo's, and a site's
+accounting read as a workload (:meth:`SlurmCluster.accounting`). Partitions are read once, with
+the nodes (:meth:`SlurmCluster.nodes`, ``Node.partitions``).
 """
 
 from __future__ import annotations
@@ -11,8 +16,10 @@ import copy
 import json
 import math
 import os
+import subprocess
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
@@ -27,7 +34,8 @@ from slurm_ext.backend import (
 )
 from slurm_ext.errors import InvalidRequest, JobNotFound, ResizeTimeout, SlurmError, SlurmUnavailable
 from slurm_ext.faults import crash_point
-from slurm_ext.model import Job, Snapshot
+from slurm_ext.model import Job, Node, Snapshot
+from slurm_ext.partitions import partition_members
 from slurm_ext.slurm.commands import SlurmCommands, classify
 from slurm_ext.slurm.parse import (
     compress_nodes,
@@ -38,11 +46,18 @@ from slurm_ext.slurm.parse import (
     parse_test_only,
 )
 from slurm_ext.slurm.release import SlurmRelease, detect_release
-from slurm_ext.slurm.settings import merge_refused, parse_config
+from slurm_ext.slurm.settings import files_appended, merge_refused, parse_config
 
 # Slurm refuses priorities >= 0xFFFFFFFE ("Priority must be < 4294967294").
 TOP_PRIORITY = 4294967293
 SUBMIT_AS_TIMEOUT = 60.0  # seconds sbatch may take when run as a job's owner
+
+
+def accounting_command(start: str, end: str, partition: str | None = None) -> list[str]:
+    """``sacct --json -a -X -S START -E END [-r PARTITION]``: every user's jobs of the window, one
+    record each (no steps)."""
+    cmd = ["sacct", "--json", "-a", "-X", "-S", start, "-E", end]
+    return cmd + (["-r", partition] if partition else [])
 
 
 # crash points between the merge's Slurm commands (the crash tests end the service there)
@@ -83,8 +98,53 @@ class SlurmCluster:
     # ----- reads -------------------------------------------------------------------------------
     def snapshot(self) -> Snapshot:
         jobs = self._read_json(["squeue", "--json"])
-        nodes = self._read_json(["sinfo", "--json"])
-        return Snapshot(time=time.time(), nodes=tuple(parse_nodes(nodes)), jobs=tuple(parse_jobs(jobs)))
+        return Snapshot(time=time.time(), nodes=tuple(self.nodes()), jobs=tuple(parse_jobs(jobs)))
+
+    def nodes(self) -> list[Node]:
+        """Every node once, with its state, CPUs and partitions: one ``sinfo --json`` (the
+        snapshot's reading of the nodes)."""
+        return parse_nodes(self._read_json(["sinfo", "--json"]))
+
+    def partitions(self, nodes: Sequence[Node] | None = None) -> dict[str, set[str]]:
+        """Partition -> its nodes' names, from the nodes' own partitions (``Node.partitions``): of
+        ``nodes`` if given (a snapshot's), else of one :meth:`nodes` reading. A node in several
+        partitions is in each; the default partition is not marked (:meth:`default_partition`)."""
+        return partition_members(self.nodes() if nodes is None else nodes)
+
+    def default_partition(self) -> str:
+        """Slurm's default partition, where a job asking for none goes: ``sinfo``'s starred one
+        (``sinfo --json`` does not say which it is in 22.05); "" where sinfo names none."""
+        res = self.cmd.run(["sinfo", "-h", "-o", "%P"], check=False)
+        return next((w[:-1] for w in res.stdout.split() if w.endswith("*")), "")
+
+    def node_hostname(self, node: str) -> str:
+        """The host a node runs on (``scontrol show node``'s NodeHostName); the node's own name
+        where Slurm does not say (an unknown node)."""
+        res = self.cmd.run(["scontrol", "show", "node", "-o", node], check=False)
+        return next((w.split("=", 1)[1] for w in res.stdout.split() if w.startswith("NodeHostName=")), node)
+
+    def job_file_append(self) -> bool:
+        """slurm.conf's JobFileAppend: a job's files are opened for appending unless it asks
+        otherwise. False where ``scontrol show config`` fails."""
+        return files_appended(parse_config(self.cmd.run(["scontrol", "show", "config"], check=False).stdout))
+
+    def accounting(
+        self, start: str, end: str, partition: str | None = None, timeout: float | None = None
+    ) -> str:
+        """The text of :func:`accounting_command` (sacct's JSON): the jobs of the window
+        ``START..END`` (any form sacct takes), of ``partition`` only if given.
+
+        :class:`SlurmUnavailable` if sacct is missing (caused by FileNotFoundError) or does not
+        answer within ``timeout`` seconds (else the adapter's); a :class:`SlurmError` "COMMAND
+        failed (exit N): its first line" if it fails.
+        """
+        cmd = accounting_command(start, end, partition)
+        res = self.cmd.run(cmd, timeout=timeout, check=False)
+        if res.returncode != 0:
+            said = (res.stderr or res.stdout).strip()
+            first = said.splitlines()[0] if said else "no message"
+            raise classify(said)(f"{' '.join(cmd)} failed (exit {res.returncode}): {first}", cmd, said)
+        return res.stdout
 
     def _read_json(self, args: list[str]) -> dict:
         """A ``--json`` read. Slurm exits 0 with an ``errors`` array when slurmctld is unreachable:
@@ -148,6 +208,11 @@ class SlurmCluster:
         """The file a job's output goes to, as Slurm resolved it (``scontrol show job``'s StdOut)."""
         return self.show_job(job_id).get("StdOut", "")
 
+    def set_stdout(self, job_id: int, path: str) -> None:
+        """Point a job's output at ``path`` (``scontrol update JobId=X StdOut=PATH``), without
+        complaint if Slurm refuses (a job that has ended)."""
+        self.cmd.run(["scontrol", "update", f"JobId={job_id}", f"StdOut={path}"], check=False)
+
     def planned_starts(self) -> dict[int, tuple[float | None, tuple[str, ...]]]:
         """Pending jobs' planned start and nodes as the last backfill pass left them (``squeue %S %Y``)."""
         res = self.cmd.run(["squeue", "-h", "-t", "PD", "-o", "%i|%S|%Y"], check=False)
@@ -198,6 +263,44 @@ class SlurmCluster:
             args += ["--wrap", request.command or "sleep infinity"]
         out = self.cmd.run(args).stdout.strip()
         return int(out.split(";")[0])
+
+    def submit_as(
+        self,
+        user: str,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        cwd: str,
+        timeout: float = SUBMIT_AS_TIMEOUT,
+    ) -> int:
+        """``argv`` (an ``sbatch --parsable`` command line) run as ``user`` in ``cwd`` with ``env``
+        (and this cluster's SLURM_CONF); returns the new job's id.
+
+        Run by root for another user, sbatch goes through ``runuser``; that user's environment must
+        not reach the root process (``LD_PRELOAD`` and friends), so it goes to sbatch as an
+        ``--export-file`` read from a pipe, after the switch to the user. A :class:`SlurmError` (a
+        RuntimeError) with sbatch's message if it fails; a timeout is not caught
+        (``subprocess.TimeoutExpired``): the job may be in the queue all the same.
+        """
+        argv = list(argv)
+        conf = {k: v for k, v in self.cmd.env.items() if k == "SLURM_CONF"}
+        run_env = {**env, **conf}
+        fds: tuple[int, ...] = ()
+        if user and user != _current_user():
+            read, write = os.pipe()
+            payload = b"".join(f"{k}={v}".encode() + b"\0" for k, v in run_env.items() if "=" not in k)
+            threading.Thread(target=_write_all, args=(write, payload), daemon=True).start()
+            argv = ["runuser", "-u", user, "--", argv[0], f"--export-file={read}", *argv[1:]]
+            run_env, fds = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **conf}, (read,)
+        try:
+            res = subprocess.run([*self.cmd.prefix, *argv], capture_output=True, text=True, cwd=cwd,
+                                 env=run_env, check=False, timeout=timeout, pass_fds=fds)  # fmt: skip
+        finally:
+            for fd in fds:
+                os.close(fd)
+        if res.returncode != 0:
+            msg = res.stderr.strip()
+            raise classify(msg)(msg or f"sbatch exited {res.returncode}", argv, msg)
+        return int(res.stdout.strip().split(";")[0])
 
     def cancel(self, job_id: int) -> None:
         self.job(job_id)  # scancel is silent about unknown ids; we are not
@@ -282,7 +385,11 @@ class SlurmCluster:
     def expansion_permitted(self) -> bool:
         """True if a running job can grow in place here: ``permit_job_expansion`` under
         ``select/linear`` (see :func:`slurm_ext.slurm.settings.merge_refused`)."""
-        return merge_refused(parse_config(self.cmd.run(["scontrol", "show", "config"]).stdout)) is None
+        return merge_refused(self.config()) is None
+
+    def config(self) -> dict[str, str]:
+        """``scontrol show config`` as a dict (:func:`slurm_ext.slurm.settings.parse_config`)."""
+        return parse_config(self.cmd.run(["scontrol", "show", "config"]).stdout)
 
     def job_state(self, job_id: int) -> tuple[str, tuple[str, ...]]:
         """(state, nodes) of one job from a light ``squeue`` call; ("", ()) once it is gone."""
@@ -454,3 +561,11 @@ def _current_user() -> str:
     import pwd
 
     return pwd.getpwuid(os.getuid()).pw_name
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+    except OSError:
+        pass  # sbatch did not read it: its own error says why

@@ -1,5 +1,6 @@
 """What Slurm's own configuration (``scontrol show config``) allows the toolkit: read by
-``slurm-ext doctor`` and by the adapter when the service picks its expansion strategy."""
+``slurm-ext doctor``, by the adapter when the service picks its expansion strategy, and by the
+EJB manager for how a job's files are opened."""
 
 from __future__ import annotations
 
@@ -16,6 +17,12 @@ def parse_config(text: str) -> dict[str, str]:
         if sep and key.strip() and " " not in key.strip():
             out[key.strip()] = value.strip()
     return out
+
+
+def files_appended(conf: dict[str, str]) -> bool:
+    """``JobFileAppend=1``: a job's output and error files are opened for appending unless the
+    job asks otherwise (``--open-mode``); else they are emptied when it starts."""
+    return conf.get("JobFileAppend") == "1"
 
 
 def scheduler_parameters(conf: dict[str, str]) -> list[str]:

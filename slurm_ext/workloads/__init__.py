@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from slurm_ext.workloads.esp import esp_workload
-from slurm_ext.workloads.model import SimJob, SkippedJob, Workload
+from slurm_ext.workloads.model import SimJob, SkippedJob, Workload, split_partition
 from slurm_ext.workloads.reading import DEFAULT, SwfReading, apply_reading
 from slurm_ext.workloads.sacct import is_sacct_spec, load_sacct
 from slurm_ext.workloads.swf import SwfTrace, read_swf
@@ -181,8 +181,8 @@ def load_workload(
 def _swf_partition(spec: str) -> tuple[Path, int | None]:
     """``PATH`` or ``PATH@N``: an SWF trace, and the number of the partition (field 16) to take."""
     path = Path(spec)
-    head, sep, tail = spec.rpartition("@")
-    if sep and tail.isdigit() and not path.is_file():
+    head, tail = split_partition(spec)
+    if tail is not None and tail.isdigit() and not path.is_file():
         return Path(head), int(tail)
     return path, None
 

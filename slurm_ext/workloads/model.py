@@ -21,6 +21,16 @@ from typing import NamedTuple
 from slurm_ext.model import MalleableSpec
 
 
+def split_partition(spec: str) -> tuple[str, str | None]:
+    """``WHAT@PARTITION`` -> (WHAT, PARTITION), split at the last ``@``; (spec, None) without one.
+
+    The one reading of the ``@PARTITION`` suffix of a workload spec (an SWF trace's ``PATH@N``, a
+    site's ``sacct:START..END@NAME``); each source checks its partition as it reads it.
+    """
+    head, sep, partition = spec.rpartition("@")
+    return (head, partition) if sep else (spec, None)
+
+
 @dataclass(frozen=True, slots=True)
 class EvolvingSpec:
     """A job that asks for ``extra_nodes`` more nodes at given fractions of its run (``000_*``).

@@ -14,23 +14,27 @@ that never started, is not finished, has no nodes or is larger than the machine 
 ``Workload.skipped`` with the reason.
 
 The machine is one pool of nodes (the simulator has no partitions): ``--nodes``; else, from the live
-cluster, the nodes of the partitions the jobs ran in (``sinfo -h -N -o "%N %P"``, the same text in
-every release; a node in several partitions counted once); else (a file, or sinfo failing) the nodes
-the jobs ran on. A job is whole nodes, also where ``select/cons_tres`` let it share one.
+cluster, the nodes of the partitions the jobs ran in (the Slurm adapter's reading of the nodes,
+``sinfo --json``: :meth:`slurm_ext.slurm.SlurmCluster.partitions`; a node in several partitions
+counted once); else (a file, or sinfo failing) the nodes the jobs ran on. A job is whole nodes,
+also where ``select/cons_tres`` let it share one. Slurm's commands run through the adapter.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import hostlist
 
-from slurm_ext.workloads.model import SimJob, SkippedJob, Workload
+from slurm_ext.errors import SlurmError, SlurmUnavailable
+from slurm_ext.workloads.model import SimJob, SkippedJob, Workload, split_partition
+
+if TYPE_CHECKING:
+    from slurm_ext.slurm.adapter import SlurmCluster
 
 SACCT = "sacct:"
 SACCT_FILE = "sacct-file:"
@@ -58,8 +62,9 @@ class SacctSpec:
 
     def command(self) -> list[str]:
         """The sacct command line this spec runs (``path`` None)."""
-        cmd = ["sacct", "--json", "-a", "-X", "-S", self.start, "-E", self.end]
-        return cmd + (["-r", self.partition] if self.partition else [])
+        from slurm_ext.slurm.adapter import accounting_command
+
+        return accounting_command(self.start, self.end, self.partition)
 
 
 def is_sacct_spec(spec: str) -> bool:
@@ -88,36 +93,40 @@ def parse_spec(spec: str) -> SacctSpec:
 
 
 def _partition(body: str, bad: str) -> tuple[str, str | None]:
-    head, sep, partition = body.rpartition("@")
-    if not sep:
+    head, partition = split_partition(body)
+    if partition is None:
         return body.strip(), None
     if not partition.strip() or not head.strip():
         raise SacctError(bad)
     return head.strip(), partition.strip()
 
 
-def _run(cmd: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
-    except FileNotFoundError:
-        raise SacctError(
-            f"{cmd[0]}: command not found (run where Slurm's commands are, or save"
+def _slurm(timeout: float = 60.0) -> SlurmCluster:
+    """The Slurm adapter for this host's cluster (``SLURM_CONF`` as set in the environment)."""
+    from slurm_ext.slurm.adapter import SlurmCluster
+
+    return SlurmCluster(timeout=timeout)
+
+
+def _sacct_error(exc: SlurmError) -> SacctError:
+    """The adapter's error as this module's one line (a missing command: where to run instead)."""
+    if isinstance(exc, SlurmUnavailable) and isinstance(exc.__cause__, FileNotFoundError):
+        name = exc.command[0] if exc.command else "sacct"
+        return SacctError(
+            f"{name}: command not found (run where Slurm's commands are, or save"
             f" `sacct --json -a -X -S ... -E ...` there and use sacct-file:PATH)"
-        ) from None
-    except subprocess.TimeoutExpired:
-        raise SacctError(f"{' '.join(cmd)} did not answer within {timeout:.0f} s") from None
-
-
-def run_sacct(spec: SacctSpec, timeout: float = TIMEOUT) -> dict[str, Any]:
-    """sacct's JSON for the spec's window; SacctError with sacct's own message if it fails."""
-    cmd = spec.command()
-    res = _run(cmd, timeout)
-    said = (res.stderr or res.stdout).strip().splitlines()
-    if res.returncode != 0:
-        raise SacctError(
-            f"{' '.join(cmd)} failed (exit {res.returncode}): {said[0] if said else 'no message'}"
         )
-    return parse_json(res.stdout, "sacct's output")
+    return SacctError(str(exc))
+
+
+def run_sacct(spec: SacctSpec, timeout: float = TIMEOUT, slurm: SlurmCluster | None = None) -> dict[str, Any]:
+    """sacct's JSON for the spec's window (through the adapter, ``slurm``, else this host's);
+    SacctError with sacct's own message if it fails."""
+    try:
+        text = (slurm or _slurm()).accounting(spec.start, spec.end, spec.partition, timeout)
+    except SlurmError as exc:
+        raise _sacct_error(exc) from None
+    return parse_json(text, "sacct's output")
 
 
 def parse_json(text: str, source: str) -> dict[str, Any]:
@@ -140,20 +149,13 @@ def parse_json(text: str, source: str) -> dict[str, Any]:
     return doc
 
 
-def partition_nodes(timeout: float = 60.0) -> dict[str, set[str]]:
-    """Partition -> its node names, from ``sinfo -h -N -o "%N %P"`` (the default partition's ``*``
-    dropped); SacctError if sinfo is missing or fails."""
-    cmd = ["sinfo", "-h", "-N", "-o", "%N %P"]
-    res = _run(cmd, timeout)
-    if res.returncode != 0:
-        said = (res.stderr or res.stdout).strip().splitlines()
-        raise SacctError(f"{' '.join(cmd)} failed: {said[0] if said else res.returncode}")
-    parts: dict[str, set[str]] = {}
-    for line in res.stdout.splitlines():
-        words = line.split()
-        if len(words) == 2:
-            parts.setdefault(words[1].rstrip("*"), set()).add(words[0])
-    return parts
+def partition_nodes(slurm: SlurmCluster | None = None) -> dict[str, set[str]]:
+    """Partition -> its node names, as the Slurm adapter reads them (``slurm``, else this host's);
+    SacctError if sinfo is missing or fails."""
+    try:
+        return (slurm or _slurm()).partitions()
+    except SlurmError as exc:
+        raise _sacct_error(exc) from None
 
 
 # ---- reading one job ---------------------------------------------------------------------------
@@ -350,15 +352,16 @@ def load_sacct(spec: str, *, nodes: int | None = None) -> Workload:
         doc = parse_json(s.path.read_text(encoding="utf-8", errors="replace"), str(s.path))
         label = s.path.name
     else:
+        slurm = _slurm()
         if not nodes:
             try:
-                machine = partition_nodes()
+                machine = partition_nodes(slurm)
             except SacctError:
                 machine = None  # the nodes the jobs ran on, with a note
         if machine is not None and s.partition and s.partition not in machine:
             known = ", ".join(sorted(machine)) or "none"
             raise SacctError(f"workload {spec!r}: no partition {s.partition!r} here (sinfo lists: {known})")
-        doc = run_sacct(s)
+        doc = run_sacct(s, slurm=slurm)
         label = f"sacct {s.start}..{s.end}"
     if s.partition:
         label += f"@{s.partition}"
