@@ -27,14 +27,24 @@ def helper_jobs() -> list[str]:
     return [ln for ln in out.splitlines() if RESIZER_PREFIX in ln or EXPANDER_PREFIX in ln]
 
 
-@pytest.mark.parametrize("strategy", ["merge", "expander"])
-def test_a_rank_killed_on_a_grown_node_ends_the_job_within_seconds(slurm, make_service, strategy):
-    server = make_service(strategy)
-    job = slurm.dmr_fs(server.address, 1, "--steps 300 --step-seconds 1 --state-mb 8 --max 8", ppn=PPN)
+def grown_fs_and_a_rank_off_its_first_node(slurm, server, run_args: str = "", steps: int = 300):
+    """FS started on 1 node and grown by the service to 4; (job, a rank's pid on a grown node, that node)."""
+    job = slurm.dmr_fs(server.address, 1, f"--steps {steps} --step-seconds 1 --state-mb 8 --max 8", ppn=PPN,
+                       run_args=run_args)  # fmt: skip
     ranks = slurm.wait(lambda: (r := app_ranks(job)) and len(r) == 4 * PPN and r, timeout=90)
     first = next(env["DMR_NODE"] for env in ranks.values() if env.get("SLURM_JOB_ID") == str(job))
     victim = next(pid for pid, env in ranks.items() if env["DMR_NODE"] != first)
-    where = ranks[victim]["DMR_NODE"]
+    return job, victim, ranks[victim]["DMR_NODE"]
+
+
+def no_node_lost(slurm) -> None:
+    total = len(set(sh("sinfo", "-h", "-N", "-o", "%N").split()))
+    slurm.wait(lambda: idle_nodes() == total, timeout=60)
+
+
+@pytest.mark.parametrize("strategy", ["merge", "expander"])
+def test_a_rank_killed_on_a_grown_node_ends_the_job_within_seconds(slurm, make_service, strategy):
+    job, victim, where = grown_fs_and_a_rank_off_its_first_node(slurm, make_service(strategy))
     time.sleep(2)  # a step or two on the grown world
     os.kill(victim, signal.SIGKILL)
     t0 = time.monotonic()
@@ -49,8 +59,7 @@ def test_a_rank_killed_on_a_grown_node_ends_the_job_within_seconds(slurm, make_s
     )  # srun names the task
     assert "dmr-run-exit 0" not in out and "dmr-run-exit" in out, out
     assert not app_ranks(job)  # no rank left spinning
-    total = len(set(sh("sinfo", "-h", "-N", "-o", "%N").split()))
-    slurm.wait(lambda: idle_nodes() == total, timeout=60)  # no node lost
+    no_node_lost(slurm)
 
 
 @pytest.mark.parametrize("strategy", ["merge", "expander"])
@@ -58,13 +67,9 @@ def test_a_job_run_with_on_failure_continue_goes_on_without_the_failed_node(slur
     """``dmr-run --on-failure continue``: a rank killed on a node the job grew onto; the application
     starts again on the job's other nodes from its last checkpoint (merge: the failed node leaves
     the job's allocation; expander: the expander jobs end) and ends with its state intact."""
-    server = make_service(strategy)
-    job = slurm.dmr_fs(server.address, 1, "--steps 40 --step-seconds 1 --state-mb 8 --max 8", ppn=PPN,
-                       run_args="--on-failure continue --checkpoint-every 2")  # fmt: skip
-    ranks = slurm.wait(lambda: (r := app_ranks(job)) and len(r) == 4 * PPN and r, timeout=90)
-    first = next(env["DMR_NODE"] for env in ranks.values() if env.get("SLURM_JOB_ID") == str(job))
-    victim = next(pid for pid, env in ranks.items() if env["DMR_NODE"] != first)
-    where = ranks[victim]["DMR_NODE"]
+    job, victim, where = grown_fs_and_a_rank_off_its_first_node(
+        slurm, make_service(strategy), run_args="--on-failure continue --checkpoint-every 2", steps=40
+    )
     time.sleep(4)  # a checkpoint or two on the grown world
     os.kill(victim, signal.SIGKILL)
     t0 = time.monotonic()
@@ -83,8 +88,7 @@ def test_a_job_run_with_on_failure_continue_goes_on_without_the_failed_node(slur
     assert slurm.fs_result("fs", job)["checksum_ok"] and "dmr-run-exit 0" in out, out
     assert out.count("FS_RESULT") == 1, out
     assert not helper_jobs()
-    total = len(set(sh("sinfo", "-h", "-N", "-o", "%N").split()))
-    slurm.wait(lambda: idle_nodes() == total, timeout=60)  # no node lost
+    no_node_lost(slurm)
 
 
 def test_a_rank_killed_under_plain_dmr_run_without_a_service(slurm):
