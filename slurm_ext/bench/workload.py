@@ -54,6 +54,22 @@ DEFINITIONS = {
     "utilisation": "node-seconds held by the jobs (resizes included) / (nodes x makespan)",
     "per_job": "each job: times in seconds from the first submission, its nodes over time [[t, nodes], ...]",
     "per_job_gain": "paper 002 Table 3: mean, std over jobs of 1 - malleable/rigid (wait, exec, completion)",
+    "action_times": "paper 002 Table 2: per action, how many (in all, per job) and how long: 'none' the "
+    "service's time to decide, 'expand'/'shrink' the application's own time for the resize (its check "
+    "to the end of the redistribution, from each job's result line)",
+}
+# Paper 002's Table 2 (400-job workload): (quantity, actions/job, min, max, mean, std seconds)
+PAPER_TABLE_2 = {
+    "sync": {
+        "none": (None, None, 0.0010, 0.2078, 0.0094, 0.0102),
+        "expand": (50, 0.125, 0.367, 0.530, 0.423, 0.146),
+        "shrink": (194, 0.485, 0.233, 0.541, 0.425, 0.498),
+    },
+    "async": {
+        "none": (None, None, 0.0003, 0.1140, 0.0137, 0.0112),
+        "expand": (107, 0.267, 0.366, 40.418, 8.820, 12.688),
+        "shrink": (303, 0.757, 0.334, 0.555, 0.422, 0.049),
+    },
 }
 
 
@@ -254,20 +270,50 @@ def measures(
     # what the policy answered when it did not act: the bench says why a policy made no decision
     unmoved = Counter(str(e.get("reason") or "no reason given") for e in events
                       if e["kind"] == "decision" and e.get("action") == "none")  # fmt: skip
-    ok = sum(
-        1
-        for f in out_dir.glob("*.out")
-        if '"ok": true' in f.read_text() or '"checksum_ok": true' in f.read_text()
-    )
+    outputs = [f.read_text() for f in out_dir.glob("*.out")]
+    ok = sum(1 for text in outputs if '"ok": true' in text or '"checksum_ok": true' in text)
     return {
         "mode": mode, "policy": policy if mode == "malleable" else "none", "jobs": len(ids),
         "completion_s": end - submit, "mean_wait_s": statistics.mean(waits),
         "mean_exec_s": statistics.mean(runs),
         "mean_job_completion_s": statistics.mean(j["completion_s"] for j in per_job),
         "utilisation": busy / (nodes * (end - submit)), "actions": actions, "results_ok": ok,
-        "no_action_reasons": unmoved.most_common(3),
+        "no_action_reasons": unmoved.most_common(3), "action_times": action_times(events, outputs, len(ids)),
         "states": sorted({r[3] for r in rows.values()}), "per_job": per_job,
     }  # fmt: skip
+
+
+def action_times(events: list[dict[str, Any]], outputs: list[str], jobs: int) -> dict[str, dict[str, Any]]:
+    """Paper 002's Table 2 for one run (:data:`DEFINITIONS`): for no action, expand and shrink, the
+    count, the count per job and the min, max, mean and standard deviation of their seconds."""
+    took: dict[str, list[float]] = {
+        "none": [float(e["seconds"]) for e in events
+                 if e["kind"] == "decision" and e.get("action") == "none" and e.get("seconds") is not None],
+        "expand": [], "shrink": [],
+    }  # fmt: skip
+    for text in outputs:
+        for line in text.splitlines():
+            name, _, payload = line.partition("_RESULT ")
+            if not payload or not name.isupper():
+                continue
+            try:
+                resizes = json.loads(payload).get("resizes") or []
+            except ValueError:
+                continue
+            for _step, action, _old, _new, seconds in resizes:
+                if action in ("expand", "shrink"):
+                    took[action].append(float(seconds))
+    return {
+        action: {
+            "quantity": len(xs),
+            "per_job": len(xs) / jobs if jobs else 0.0,
+            "min_s": min(xs, default=None),
+            "max_s": max(xs, default=None),
+            "mean_s": statistics.fmean(xs) if xs else None,
+            "std_s": statistics.stdev(xs) if len(xs) > 1 else None,
+        }  # fmt: skip
+        for action, xs in took.items()
+    }
 
 
 def node_steps(
@@ -284,6 +330,32 @@ def node_steps(
             steps.append((at, new))
     steps.append((stop, 0))
     return steps
+
+
+def table_2(runs: list[dict[str, Any]], seeds: int) -> Any:
+    """Each malleable run's action times beside paper 002's Table 2 (sync for a synchronous run)."""
+    from rich.table import Table
+
+    def cells(n: int | None, per_job: float | None, lo: float | None, hi: float | None, mean: float | None,
+              std: float | None) -> tuple[str, str, str]:  # fmt: skip
+        def num(v: float | None) -> str:
+            return "-" if v is None else f"{v:.3g}"
+
+        count = "-" if n is None else f"{n} ({per_job:.2f}/job)"
+        return count, f"{num(lo)}..{num(hi)}", f"{num(mean)} ± {num(std)}"
+
+    table = Table("run (paper 002 Table 2)", "action", "count", "min..max s", "mean ± std s", "paper: count",
+                  "paper: mean ± std s")  # fmt: skip
+    for r in runs:
+        if r["mode"] == "rigid" or "action_times" not in r:
+            continue
+        label = r["policy"] + (f", seed {r['seed']}" if seeds > 1 else "")
+        paper = PAPER_TABLE_2["async" if r["policy"].endswith(":async") else "sync"]
+        for action, t in r["action_times"].items():
+            ours = cells(t["quantity"], t["per_job"], t["min_s"], t["max_s"], t["mean_s"], t["std_s"])
+            theirs = cells(*paper[action])
+            table.add_row(label, action, *ours, theirs[0], theirs[2])
+    return table
 
 
 def gain(malleable: float, rigid: float) -> float | None:
@@ -477,6 +549,7 @@ def workload_cmd(
             label = r["policy"] + (f", seed {r['seed']}" if seeds > 1 else "")
             per_job.add_row(label, *(_spread(r["per_job_gain"][k]) for k in ("wait", "exec", "completion")))
     Console().print(per_job)
+    Console().print(table_2(runs, seeds))
     if seeds > 1:
         for name, by in gains.items():
             said = ", ".join(

@@ -41,6 +41,9 @@ def test_the_workload_bench_runs_rigid_and_malleable_over_two_seeds_and_reports_
         else:  # paper 002's Table 3 per job, synchronous and asynchronous checks
             assert set(run["gain"]) == {"completion", "mean_wait", "mean_exec"}
             assert run["per_job_gain"]["completion"]["n"] == 2, run["per_job_gain"]
+            times = run["action_times"]  # paper 002's Table 2: resizes timed as the apps saw them
+            assert times["expand"]["quantity"] + times["shrink"]["quantity"] >= run["actions"]["expand"], run
+            assert times["none"]["quantity"] == 0 or times["none"]["max_s"] < 5, times
     gains = summary["gains"]["dmr"]
     # over both seeds (the wait: only where some job waited in the rigid run: 2 jobs may all fit)
     assert gains["completion"]["n"] == 2 and isinstance(gains["completion"]["ci95"], float), gains

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
 from slurm_ext.bench.workload import (
     JobSpec,
+    action_times,
     gain,
     generate,
     interval,
@@ -152,3 +154,29 @@ def test_per_job_gains_are_paper_002_table_3s_measures():
     assert g["wait"] == {"mean": 0.8, "std": None, "n": 1}  # b did not wait when rigid: no gain to state
     assert math.isclose(g["exec"]["mean"], (-0.5 + 0.0) / 2) and g["exec"]["n"] == 2
     assert math.isclose(g["completion"]["mean"], ((1 - 95 / 150) + (1 - 45 / 40)) / 2)
+
+
+def test_table_2_times_no_action_from_the_service_and_resizes_from_the_apps_result_lines():
+    events = [
+        {"kind": "decision", "action": "none", "seconds": 0.002},
+        {"kind": "decision", "action": "none", "seconds": 0.004},
+        {"kind": "decision", "action": "expand", "seconds": 0.3},  # an action: timed by the app
+        {"kind": "expand", "seconds": 0.9},
+    ]
+    fs = {"checksum_ok": True, "resizes": [[3, "expand", 2, 4, 0.5], [9, "shrink", 4, 2, 0.25]]}
+    cg = {"ok": True, "resizes": [[5, "expand", 2, 4, 1.5]]}
+    stray = {"resizes": [[1, "expand", 1, 2, 9]]}  # not an app's result line
+    outputs = [
+        f"step 1\nFS_RESULT {json.dumps(fs)}",
+        f"CG_RESULT {json.dumps(cg)}\nnot_RESULT {json.dumps(stray)}",
+        "JACOBI_RESULT {not json",
+    ]
+    t = action_times(events, outputs, jobs=4)
+    none = t["none"]
+    assert (none["quantity"], none["per_job"], none["min_s"], none["max_s"]) == (2, 0.5, 0.002, 0.004)
+    assert math.isclose(none["mean_s"], 0.003) and math.isclose(none["std_s"], math.sqrt(2) * 0.001)
+    assert t["expand"]["quantity"] == 2 and t["expand"]["mean_s"] == 1.0 and t["expand"]["per_job"] == 0.5
+    assert t["shrink"] == {"quantity": 1, "per_job": 0.25, "min_s": 0.25, "max_s": 0.25, "mean_s": 0.25,
+                           "std_s": None}  # fmt: skip
+    empty = action_times([], [], jobs=0)["expand"]
+    assert empty["quantity"] == 0 and empty["per_job"] == 0.0 and empty["mean_s"] is None
