@@ -6,7 +6,8 @@
 ``--real JOBS`` adds EASY and each policy on the first JOBS jobs of the two real logs ``003_*``
 evaluates, machines sized as its Table 1 (RICC-2010: 1,024 nodes x 8 cores; CEA-Curie-2011: 5,040
 x 16; a job's processors are cores of whole nodes, every job malleable), each row's ratio against
-EASY on the same log.
+EASY on the same log; ``--only-real`` runs those rows alone (the side-by-side of the policies on
+the real logs in one table: ``--real 10000 --only-real --policies sd,sd-dynamic,dbes,dmr``).
 
 Trace: the seeded synthetic generator (256 nodes, offered load 0.7, seed 1) with 50 % of the
 jobs made malleable (``MalleableRule(fraction=0.5, seed=0)``, as ``slurm-ext simulate
@@ -115,6 +116,7 @@ def main() -> int:
         metavar="JOBS",
         help="also EASY and the policies on the first JOBS jobs of RICC-2010 and CEA-Curie-2011",
     )
+    ap.add_argument("--only-real", action="store_true", help="with --real: only the real logs' rows")
     ap.add_argument("--rounds", type=int, default=1, help="run every row this many times, interleaved")
     ap.add_argument(
         "--instructions", action="store_true", help="count instructions under valgrind instead of seconds"
@@ -122,6 +124,8 @@ def main() -> int:
     args = ap.parse_args()
     if args.jobs < 1 or args.repeat < 1 or args.rounds < 1:
         ap.error("--jobs, --repeat and --rounds must be >= 1")
+    if args.only_real and (not args.real or args.floor or args.bound):
+        ap.error("--only-real needs --real JOBS, and not --floor or --bound (synthetic rows)")
     if args.instructions and (args.split or args.floor or args.bound or args.rounds > 1):
         ap.error("--instructions counts whole runs, once: not with --split, --floor, --bound or --rounds")
     if args.instructions:
@@ -132,11 +136,12 @@ def main() -> int:
     rep = str(args.repeat)
     split = "split" if args.split else "-"
     runs: list[tuple[str, str, list[str]]] = []
-    if KTH.is_file() and not args.no_kth:
+    if KTH.is_file() and not args.no_kth and not args.only_real:
         runs += [("KTH-SP2", p, ["kth", p, str(KTH), rep, split]) for p in ("reference", "easy")]
     syn = f"synthetic-{args.jobs}"
-    runs += [(syn, p, [str(args.jobs), p, "-", rep, split]) for p in ("reference", "easy-sched")]
-    runs += [(syn, p, [str(args.jobs), p, "-", rep if p == "easy" else "1", split]) for p in policies]
+    if not args.only_real:
+        runs += [(syn, p, [str(args.jobs), p, "-", rep, split]) for p in ("reference", "easy-sched")]
+        runs += [(syn, p, [str(args.jobs), p, "-", rep if p == "easy" else "1", split]) for p in policies]
     for name, (path, nodes, cores) in REAL.items() if args.real else ():
         if path.is_file():
             spec = f"real:{nodes}:{cores}:{args.real}"

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from bisect import insort
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from operator import attrgetter, neg
 from typing import ClassVar, Literal
@@ -43,6 +43,8 @@ from slurm_ext.decisions import Decision
 from slurm_ext.policies.base import QueueCounts, ViewPolicy
 from slurm_ext.policies.profile import SnapshotProfile
 from slurm_ext.policies.working_view import INF, Queued, Running, WorkingView, scaled_duration
+
+_Group = tuple[tuple[tuple[int, int], ...], float]  # ((mate id, nodes lent), ...), impact
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,9 +94,16 @@ class SDPolicy(ViewPolicy):
         limit = self.current_limit(cl)
         reservations: list[tuple[float, float, int]] = []
         prof = cl.profile()
+        # Kinds of job (size, requested time, minimum size) that found no mates since the profile
+        # or the working copy last changed: select_mates reads nothing else of a job, so another
+        # of that kind (an array's, a user's series) finds none either, until the next change.
+        no_mates: set[tuple[int, float | None, int]] = set()
+        changed = True  # the working copy changed since the check below last ran
         for job in list(cl.pending):
-            if cl.free == 0 and not self._mates(cl, limit).mates:
-                break  # no node to start a job on, statically or with mates: nothing more can start
+            if changed:  # its answer changes only with the copy: free nodes, the mates
+                if cl.free == 0 and not self._mates(cl, limit).mates:
+                    break  # no node to start a job on, statically or with mates: nothing more can start
+                changed = False
             n = job.node_count
             if n > cl.total:
                 continue
@@ -103,21 +112,29 @@ class SDPolicy(ViewPolicy):
             if n <= cl.free and prof.fits_now(n, dur):
                 cl.start(job, n, "SD: static backfill")
                 prof.reserve(cl.now, dur, n)
+                no_mates.clear()
+                changed = True
                 continue
             if job.malleable is None and len(reservations) >= self.depth:
                 continue  # no reservation left to make, no mate to take: when it starts is not needed
             if job.malleable is not None:
-                choice = self.select_mates(cl, prof, job, limit)
-                if choice is not None:
-                    self._run_with_mates(cl, job, choice)
-                    prof = _rebuild(cl, reservations)
-                    continue
+                kind = (n, asked, job.min_nodes)
+                if kind not in no_mates:
+                    choice = self.select_mates(cl, prof, job, limit)
+                    if choice is not None:
+                        self._run_with_mates(cl, job, choice)
+                        prof = _rebuild(cl, reservations)
+                        no_mates.clear()
+                        changed = True
+                        continue
+                    no_mates.add(kind)
                 if len(reservations) >= self.depth:
                     continue
             t = prof.earliest_start(n, dur)  # remembered if select_mates asked it
             if len(reservations) < self.depth and t != INF:
                 prof.reserve(t, dur, n)
                 reservations.append((t, dur, n))
+                no_mates.clear()
         self._mate_cache = None  # holds the working copy
         self._queue_seen = cl.pending
         return cl.decisions
@@ -192,9 +209,15 @@ class SDPolicy(ViewPolicy):
             if need <= 0:
                 k -= 1
                 continue  # no mate needed: that is a moldable start, not SD-Policy's
-            # the new job must end inside each mate's allocation
-            eligible = [r for r in mates if r.end >= end]
-            best = self._best_set(eligible, need, duration, limit, found)
+            # the new job must end inside each mate's allocation: by_end[first:] are those
+            # a pure function of its arguments at one state of the pass: asked once per group of
+            # queued jobs alike (the same size and requested time: arrays, a user's series)
+            asked = (first, need, duration)
+            sets = found.sets
+            if asked in sets:
+                best = sets[asked]
+            else:
+                best = sets[asked] = self._best_set(first, need, duration, limit, found)
             if best is not None:
                 loans, impact = best
                 return MateChoice(k, duration, loans, impact)
@@ -220,33 +243,41 @@ class SDPolicy(ViewPolicy):
         # As k falls the job ends later: fewer mates end after it (a shrinking suffix of
         # ``by_end``) and the idle window grows, so both are followed incrementally.
         by_end = sorted(mates, key=_end)
-        tops = _suffix_tops([caps[r.job_id] for r in by_end], self.max_mates)
-        found = _Mates(caps, mates, by_end, tops, {r.job_id: self._terms(r) for r in mates})
+        terms = {r.job_id: self._terms(r) for r in mates}
+        ids = [r.job_id for r in by_end]
+        caps_by_end = [caps[jid] for jid in ids]
+        rows = [(*terms[jid], cap) for jid, cap in zip(ids, caps_by_end, strict=True)]
+        tops = _suffix_tops(caps_by_end, self.max_mates)
+        found = _Mates(caps, mates, by_end, tops, terms, ids, caps_by_end, rows)
         self._mate_cache = (cl, version, found)
         return found
 
     # ------------------------------------------------------------------------------------
-    def _best_set(
-        self, mates: list[Running], need: int, duration: float, limit: float, found: _Mates
-    ) -> tuple[tuple[tuple[int, int], ...], float] | None:
+    def _best_set(self, first: int, need: int, duration: float, limit: float, found: _Mates) -> _Group | None:
+        """The group of at most ``max_mates`` of ``found.by_end[first:]`` that lends ``need`` nodes
+        for ``duration`` with the least impact, among the ``candidate_mates`` of least penalty."""
         caps = found.caps
+        nm = self.candidate_mates
         tables = _Penalties(self, need, duration, limit, found)
-        if self.max_mates <= 2 and len(mates) <= self.candidate_mates and not tables.feasible(mates):
-            return None  # no single mate nor pair may lend ``need`` below the limit (most calls)
+        mates = found.by_end[first:]
+        if len(mates) <= nm:  # all are ranked (select_mates checked their caps): checked unsorted
+            if self.max_mates <= 2 and not tables.feasible(mates):
+                return None  # no single mate nor pair may lend ``need`` below the limit
+            keys = self._keys(first, need, duration, tables.plain, found)
+        else:
+            keys = self._keys(first, need, duration, tables.plain, found)
+            # The ranked mates are among those whose penalty is at most the nm-th least: if even
+            # their largest caps fall short, no group of the ranked lends ``need`` (most calls).
+            bar = sorted(keys)[nm - 1]
+            held = [c for p, c in zip(keys, found.caps_by_end[first:], strict=True) if p <= bar]
+            if _sum_largest(held, self.max_mates) < need:
+                return None
         # sort by the penalty of lending what is needed (or all it can), keep the first nm (job
         # ids are unique: the mates themselves are never compared)
-        if tables.plain:  # penalty(r, a, duration) from its terms, the same expression
-            terms = found.terms
-            keyed = []
-            for r in mates:
-                jid = r.job_id
-                base, size, den = terms[jid]
-                keyed.append(((base + duration * min(caps[jid], need) / size) / den, jid, r))
-        else:
-            keyed = [(self.penalty(r, min(caps[r.job_id], need), duration), r.job_id, r) for r in mates]
-        keyed.sort()
-        ranked = [r for _, _, r in keyed[: self.candidate_mates]]
-        best: tuple[tuple[tuple[int, int], ...], float] | None = None
+        ranked = [r for _, _, r in sorted(zip(keys, found.ids[first:], mates, strict=True))[:nm]]
+        if len(mates) > nm and self.max_mates <= 2 and not tables.feasible(ranked):
+            return None  # no single mate nor pair may lend ``need`` below the limit
+        best: _Group | None = None
         for m in range(1, min(self.max_mates, need) + 1):  # more mates than nodes: no split
             if m == 1:
                 best = _best_single(ranked, need, tables, caps)
@@ -258,6 +289,16 @@ class SDPolicy(ViewPolicy):
                     if split is not None and (best is None or split[1] < best[1] - 1e-12):
                         best = split
         return best
+
+    def _keys(self, first: int, need: int, duration: float, plain: bool, found: _Mates) -> list[float]:
+        """The penalty of each of ``found.by_end[first:]`` if it lends what is needed or all it can."""
+        if plain:  # penalty(r, a, duration) from its terms, the same expression
+            return [
+                (base + duration * (cap if cap < need else need) / size) / den
+                for base, size, den, cap in found.rows[first:]
+            ]
+        caps = found.caps
+        return [self.penalty(r, min(caps[r.job_id], need), duration) for r in found.by_end[first:]]
 
     def _cap(self, r: Running) -> int:
         # int() is floor here (a positive share), and a native conversion in the compiled build
@@ -332,6 +373,12 @@ class _Mates:
     by_end: list[Running]  # the same by expected end
     tops: list[int]  # tops[i]: the largest max_mates caps of by_end[i:], summed
     terms: dict[int, tuple[float, int, float]]  # job id -> SDPolicy._terms: its penalty's parts
+    # by_end's job ids, caps and (*terms, cap): what ranking them reads, without a lookup per mate
+    ids: list[int] = field(default_factory=list)
+    caps_by_end: list[int] = field(default_factory=list)
+    rows: list[tuple[float, int, float, int]] = field(default_factory=list)
+    # (first, need, duration) -> what _best_set answered (None: no group)
+    sets: dict[tuple[int, int, float], _Group | None] = field(default_factory=dict)
 
 
 class _Penalties:
@@ -343,8 +390,7 @@ class _Penalties:
         self.policy, self.need, self.duration, self.limit = policy, need, duration, limit
         self.caps, self.terms = found.caps, found.terms
         self.tables: dict[int, list[float | None]] = {}
-        kind = type(policy)
-        self.plain = kind.penalty is SDPolicy.penalty and kind._slowdown is SDPolicy._slowdown
+        self.plain = _plain(policy)
 
     def of(self, r: Running) -> list[float | None]:
         t = self.tables.get(r.job_id)
@@ -367,17 +413,19 @@ class _Penalties:
 
     def reach(self, r: Running) -> int:
         """The most nodes ``r`` may lend below the limit (at most what is needed): the penalty
-        grows with the share (rounding keeps that order), so the shares below it are 1..reach."""
+        grows with the share (rounding keeps that order), so the shares below it are 1..reach.
+        Worked out in closed form, then moved to the first share whose penalty (the expression
+        the tables compute) reaches the limit."""
         base, size, den = self.terms[r.job_id]
         duration, limit = self.duration, self.limit
-        lo, hi = 0, min(self.caps[r.job_id], self.need)
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if (base + duration * mid / size) / den < limit:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo
+        hi = min(self.caps[r.job_id], self.need)
+        room = (limit * den - base) * size / duration if duration > 0 else INF
+        a = hi if room >= hi else max(int(room), 0)  # int(): floor of a non-negative number
+        while a > 0 and (base + duration * a / size) / den >= limit:
+            a -= 1
+        while a < hi and (base + duration * (a + 1) / size) / den < limit:
+            a += 1
+        return a
 
     def feasible(self, mates: list[Running]) -> bool:
         """Whether one mate, or two (if ``max_mates`` allows), may lend exactly ``need`` nodes with
@@ -392,12 +440,10 @@ class _Penalties:
         return self.policy.max_mates >= 2 and _sum_largest(reach, 2) >= self.need
 
 
-def _best_single(
-    ranked: list[Running], need: int, tables: _Penalties, caps: dict[int, int]
-) -> tuple[tuple[tuple[int, int], ...], float] | None:
+def _best_single(ranked: list[Running], need: int, tables: _Penalties, caps: dict[int, int]) -> _Group | None:
     """The one-mate groups of ``_best_set`` in order, each as ``_split`` would find it: the
     mate lends all ``need`` nodes, if it can."""
-    best: tuple[tuple[tuple[int, int], ...], float] | None = None
+    best: _Group | None = None
     for r in ranked:
         if caps[r.job_id] < need:
             continue
@@ -412,8 +458,8 @@ def _best_pair(
     need: int,
     tables: _Penalties,
     caps_of: dict[int, int],
-    best: tuple[tuple[tuple[int, int], ...], float] | None,
-) -> tuple[tuple[tuple[int, int], ...], float] | None:
+    best: _Group | None,
+) -> _Group | None:
     """The pairs of ``_best_set`` in ``combinations`` order, each split as ``_split`` does:
     up to 190 pairs per call, so the pairs that cannot lend ``need`` are passed over first."""
     caps = [caps_of[r.job_id] for r in ranked]
@@ -440,7 +486,7 @@ def _best_pair(
 
 def _split(
     group: tuple[Running, ...], need: int, tables: _Penalties, caps_of: dict[int, int]
-) -> tuple[tuple[tuple[int, int], ...], float] | None:
+) -> _Group | None:
     """Best way for ``group`` to lend exactly ``need`` nodes, each mate at least one."""
     caps = [caps_of[r.job_id] for r in group]
     if sum(caps) < need or len(group) > need:
@@ -483,6 +529,12 @@ def _suffix_tops(caps: list[int], m: int) -> list[int]:
         del largest[m:]
         tops[i] = sum(largest)
     return tops
+
+
+def _plain(policy: SDPolicy) -> bool:
+    """Whether ``policy``'s penalty is SD-Policy's own (Eq. 4), which ``_terms`` splits up."""
+    kind = type(policy)
+    return kind.penalty is SDPolicy.penalty and kind._slowdown is SDPolicy._slowdown
 
 
 def _end(r: Running) -> float:

@@ -1,12 +1,22 @@
 """SD-Policy (003_* §3) adapted to whole nodes, on hand-built cases."""
 
+from itertools import combinations
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from slurm_ext.decisions import Expand, Shrink, StartJob
 from slurm_ext.model import MalleableSpec
-from slurm_ext.policies.sdpolicy import SDPolicy, _Mates, _Penalties, _sum_largest
+from slurm_ext.policies.sdpolicy import (
+    SDPolicy,
+    _best_pair,
+    _best_single,
+    _Mates,
+    _Penalties,
+    _split,
+    _sum_largest,
+)
 from slurm_ext.policies.working_view import Running
 from tests.unit.slurm_ext.policies.helpers import by_type, pending, running, snapshot
 
@@ -166,3 +176,45 @@ def test_the_feasibility_check_is_the_search_over_every_group(
         for a in range(1, need)
     )
     assert tables.feasible(mates) == (single or pair)
+
+
+@given(
+    st.lists(_mate, min_size=1, max_size=9),
+    st.integers(1, 12),
+    st.floats(1, 50000),
+    st.sampled_from([1.5, 2.0, 4.0, 10.0, float("inf")]),
+    st.sampled_from([1, 2, 3]),
+    st.sampled_from([2, 4, 20]),
+)
+def test_the_checks_before_the_search_reject_only_what_it_finds_nothing_in(
+    mates_drawn, need, duration, limit, max_mates, candidate_mates
+) -> None:
+    """``_best_set``'s cheap checks (the ranked mates' caps, then ``feasible``) answer None only
+    where the search over every group of the ranked mates finds none: the same answer as that
+    search alone, whatever the mates, the need and the number ranked."""
+    policy = SDPolicy(max_mates=max_mates, candidate_mates=candidate_mates)
+    mates = [
+        Running(k, size, NOW + span, MalleableSpec(min(low, size), size), NOW, NOW - waited, req)
+        for k, (size, low, waited, span, req) in enumerate(mates_drawn, start=1)
+    ]
+    caps = {r.job_id: policy._cap(r) for r in mates}
+    by_end = sorted((r for r in mates if caps[r.job_id] > 0), key=lambda r: r.end)
+    terms = {r.job_id: policy._terms(r) for r in by_end}
+    ids = [r.job_id for r in by_end]
+    rows = [(*terms[jid], caps[jid]) for jid in ids]
+    found = _Mates(caps, by_end, by_end, [], terms, ids, [caps[jid] for jid in ids], rows)
+    tables = _Penalties(policy, need, duration, limit, found)
+    keyed = sorted((policy.penalty(r, min(caps[r.job_id], need), duration), r.job_id, r) for r in by_end)
+    ranked = [r for _, _, r in keyed[:candidate_mates]]
+    best = None
+    for m in range(1, min(max_mates, need) + 1):
+        if m == 1:
+            best = _best_single(ranked, need, tables, caps)
+        elif m == 2:
+            best = _best_pair(ranked, need, tables, caps, best)
+        else:
+            for group in combinations(ranked, m):
+                split = _split(group, need, tables, caps)
+                if split is not None and (best is None or split[1] < best[1] - 1e-12):
+                    best = split
+    assert policy._best_set(0, need, duration, limit, found) == best
