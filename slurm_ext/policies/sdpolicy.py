@@ -277,18 +277,7 @@ class SDPolicy(ViewPolicy):
         ranked = [r for _, _, r in sorted(zip(keys, found.ids[first:], mates, strict=True))[:nm]]
         if len(mates) > nm and self.max_mates <= 2 and not tables.feasible(ranked):
             return None  # no single mate nor pair may lend ``need`` below the limit
-        best: _Group | None = None
-        for m in range(1, min(self.max_mates, need) + 1):  # more mates than nodes: no split
-            if m == 1:
-                best = _best_single(ranked, need, tables, caps)
-            elif m == 2:
-                best = _best_pair(ranked, need, tables, caps, best)
-            else:
-                for group in combinations(ranked, m):
-                    split = _split(group, need, tables, caps)
-                    if split is not None and (best is None or split[1] < best[1] - 1e-12):
-                        best = split
-        return best
+        return _search(ranked, need, tables, caps, self.max_mates)
 
     def _keys(self, first: int, need: int, duration: float, plain: bool, found: _Mates) -> list[float]:
         """The penalty of each of ``found.by_end[first:]`` if it lends what is needed or all it can."""
@@ -438,6 +427,25 @@ class _Penalties:
             return True
         # no mate alone: a pair's shares then are each at least need - (the other's reach) >= 1
         return self.policy.max_mates >= 2 and _sum_largest(reach, 2) >= self.need
+
+
+def _search(
+    ranked: list[Running], need: int, tables: _Penalties, caps: dict[int, int], max_mates: int
+) -> _Group | None:
+    """The group search of ``_best_set`` (without its cheap checks): of the groups of 1 to
+    ``max_mates`` of ``ranked`` that lend ``need`` nodes, the one of least impact."""
+    best: _Group | None = None
+    for m in range(1, min(max_mates, need) + 1):  # more mates than nodes: no split
+        if m == 1:
+            best = _best_single(ranked, need, tables, caps)
+        elif m == 2:
+            best = _best_pair(ranked, need, tables, caps, best)
+        else:
+            for group in combinations(ranked, m):
+                split = _split(group, need, tables, caps)
+                if split is not None and (best is None or split[1] < best[1] - 1e-12):
+                    best = split
+    return best
 
 
 def _best_single(ranked: list[Running], need: int, tables: _Penalties, caps: dict[int, int]) -> _Group | None:

@@ -1,7 +1,5 @@
 """SD-Policy (003_* §3) adapted to whole nodes, on hand-built cases."""
 
-from itertools import combinations
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,11 +8,9 @@ from slurm_ext.decisions import Expand, Shrink, StartJob
 from slurm_ext.model import MalleableSpec
 from slurm_ext.policies.sdpolicy import (
     SDPolicy,
-    _best_pair,
-    _best_single,
     _Mates,
     _Penalties,
-    _split,
+    _search,
     _sum_largest,
 )
 from slurm_ext.policies.working_view import Running
@@ -206,15 +202,4 @@ def test_the_checks_before_the_search_reject_only_what_it_finds_nothing_in(
     tables = _Penalties(policy, need, duration, limit, found)
     keyed = sorted((policy.penalty(r, min(caps[r.job_id], need), duration), r.job_id, r) for r in by_end)
     ranked = [r for _, _, r in keyed[:candidate_mates]]
-    best = None
-    for m in range(1, min(max_mates, need) + 1):
-        if m == 1:
-            best = _best_single(ranked, need, tables, caps)
-        elif m == 2:
-            best = _best_pair(ranked, need, tables, caps, best)
-        else:
-            for group in combinations(ranked, m):
-                split = _split(group, need, tables, caps)
-                if split is not None and (best is None or split[1] < best[1] - 1e-12):
-                    best = split
-    assert policy._best_set(0, need, duration, limit, found) == best
+    assert policy._best_set(0, need, duration, limit, found) == _search(ranked, need, tables, caps, max_mates)
