@@ -454,9 +454,9 @@ class SlurmCluster:
             raise SlurmError(f"the agent of job {app.job_id} did not submit its expander job: {exc}") from exc
         res = self.cmd.run(["squeue", "-h", "-j", str(helper), "-o", "%u|%j"], check=False)
         user, _, name = res.stdout.strip().partition("|")
-        if name == expander_name(app.job_id) and user != app.user:  # an agent not run by the job's owner
-            self._cancel_quietly(helper, name)
         if (user, name) != (app.user, expander_name(app.job_id)):
+            # not the owner's (an agent run by another user), or unread: cancelled if so named
+            self._cancel_quietly(helper, expander_name(app.job_id))
             raise SlurmError(f"the agent of job {app.job_id} submitted job {helper} as {user or 'nobody'} "
                              f"named {name or 'nothing'}: not {app.user}'s expander job")  # fmt: skip
         return helper

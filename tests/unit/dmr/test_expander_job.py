@@ -18,6 +18,9 @@ from dmr.agent import Agent, AgentClient, serve
 from dmr.expander_job import check_options, job_environment
 from dmr.launch import LaunchSpec
 from slurm_ext.backend import expander_name
+from slurm_ext.errors import SlurmError
+from slurm_ext.model import Job, JobState
+from tests.unit.slurm_ext.slurm.fakes import cluster
 
 OPTIONS = ["-N", "2", "--exclusive", "-J", expander_name(41), "-p", "left", "-A", "users", "-t", "9",
            "--chdir=/shared/alice", "--output=/shared/alice/fs-41.out", "--open-mode=append"]  # fmt: skip
@@ -112,3 +115,24 @@ def test_the_job_environment_keeps_the_users_variables(monkeypatch: pytest.Monke
     monkeypatch.setenv("OMP_NUM_THREADS", "4")
     env = job_environment()
     assert "SLURM_JOB_ID" not in env and env["OMP_NUM_THREADS"] == "4"
+
+
+@pytest.mark.parametrize(
+    ("shown", "kept"),
+    [("alice|expander-for-41", True), ("bob|expander-for-41", False), ("", False)],
+)
+def test_the_service_keeps_only_the_owners_expander_job_its_agent_submitted(
+    agent: Agent, sbatch: Path, shown: str, kept: bool
+) -> None:
+    """The adapter's side (a service that is not root): the agent's job must be the owner's and so
+    named; another user's (an agent not run by the owner) or one it cannot read is cancelled by name."""
+    slurm, ran = cluster({"squeue -h -j 77 -o %u|%j": (0, shown + "\n", "")})
+    app = Job(41, JobState.RUNNING, 1, name="fs", user="alice", nodes=("n1",))
+    if kept:
+        assert slurm._submit_by_agent(app, OPTIONS, agent.address_text, "tok") == 77
+        assert not any(cmd[0] == "scancel" for cmd in ran.ran)
+    else:
+        with pytest.raises(SlurmError, match="not alice's expander job"):
+            slurm._submit_by_agent(app, OPTIONS, agent.address_text, "tok")
+        assert ["scancel", f"--name={expander_name(41)}", "77"] in ran.ran
+    assert json.loads(sbatch.read_text())["argv"][1:3] == ["-N", "2"]  # the agent did submit it

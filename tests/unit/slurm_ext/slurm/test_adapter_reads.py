@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -19,9 +17,9 @@ from slurm_ext.demo.cli import default_partition
 from slurm_ext.errors import SlurmError, SlurmUnavailable
 from slurm_ext.model import Node, NodeState, Snapshot
 from slurm_ext.slurm.adapter import SlurmCluster
-from slurm_ext.slurm.commands import SlurmCommands
 from slurm_ext.workloads.model import split_partition
 from slurm_ext.workloads.sacct import SacctError, load_sacct, partition_nodes
+from tests.unit.slurm_ext.slurm.fakes import cluster
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "slurm"
 SACCT = Path(__file__).resolve().parents[2] / "slurm_ext" / "workloads" / "data" / "sacct-22.05.json"
@@ -41,30 +39,6 @@ CONFIG = (
     "JobFileAppend           = {}\n"
     "SchedulerParameters     = permit_job_expansion,bf_interval=2\n"
 )
-
-
-class FakeCommands(SlurmCommands):
-    """Answers a command line (its words joined by spaces) with canned output; records each."""
-
-    def __init__(self, answers: dict[str, tuple[int, str, str]]) -> None:
-        super().__init__()
-        self.answers = answers
-        self.ran: list[list[str]] = []
-
-    def run(
-        self, args: Sequence[str], timeout: float | None = None, check: bool = True
-    ) -> subprocess.CompletedProcess[str]:
-        self.ran.append(list(args))
-        code, out, err = self.answers.get(" ".join(args), (1, "", f"{args[0]}: error: not expected here"))
-        if check and code != 0:
-            raise SlurmError(f"{args[0]}: {err}", list(args), err)
-        return subprocess.CompletedProcess(list(args), code, out, err)
-
-
-def cluster(answers: dict[str, tuple[int, str, str]]) -> tuple[SlurmCluster, FakeCommands]:
-    slurm = SlurmCluster()
-    slurm.cmd = fake = FakeCommands(answers)
-    return slurm, fake
 
 
 @pytest.mark.parametrize("release", ["22.05", "24.11", "26.05"])
