@@ -30,6 +30,7 @@ artefact of a benchmark loop, not of an application.
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 
 LAUNCH_NODES = 2
 CYCLE = (1, 2, 4, 2)  # nodes asked for at successive steps, starting from the launch size
+RETRIES, RETRY_GAP = 20, 0.25  # a cycle step answered "no action" is asked again (latency_worker.c too)
 STRATEGIES = ("merge", "expander")
 APPS = ("python", "c")
 PAPER = {"no_action": 0.0094, "expand": None, "expand_total": 0.423, "shrink": 0.425}
@@ -140,7 +142,9 @@ def run(
         raise BenchError(f"needs {max(CYCLE)} idle nodes, the cluster has {idle}")
     if strategy == "merge" and not backend.expansion_permitted():
         raise BenchError("--strategy merge needs permit_job_expansion (`slurm-ext cluster up --expansion`)")
-    options = ServiceOptions(expand_timeout=10, snapshot_interval=0.5, expand_strategy=strategy)
+    events = Path(tempfile.mkdtemp(prefix="dmr-bench-events-")) / "events.jsonl"
+    options = ServiceOptions(expand_timeout=10, snapshot_interval=0.5, expand_strategy=strategy,
+                             events_path=events)  # fmt: skip
     ctl = Controller(backend, DMRPolicy(), options)
     server = Server(ctl, host="127.0.0.1", port=0)
     server.start()
@@ -198,10 +202,22 @@ def run(
         "credential_waits": summarize(ctl.timings["credential_wait"]),
         "settle_s": settle,
         "helpers_left": left,
+        "answers": answers(events),
         "checksum_ok": worker_result["checksum_ok"],
         "paper_avg": PAPER,
         "target_p50": TARGET[strategy],
     }
+
+
+def answers(events: Path, last: int = 8) -> list[str]:
+    """The service's last ``last`` answers to the worker ("shrink 2->1: why", "none 1->1: why"), the
+    cycle's checks coming after the no-action ones: what says why a cycle did not resize. The events
+    file goes with it."""
+    from slurm_ext.service.events import read_events
+
+    said = [e for e in read_events(events) if e.get("kind") == "decision"][-last:]
+    shutil.rmtree(events.parent, ignore_errors=True)
+    return [f"{e.get('action')} {e.get('old')}->{e.get('new')}: {e.get('reason') or ''}" for e in said]
 
 
 def worker_command(app: str, tmp: Path, cycles: int, no_action: int, state_mb: float, settle: float) -> str:
@@ -248,7 +264,12 @@ def worker(cycles: int, no_action: int, state_mb: float, settle: float = 2.0) ->
         want = CYCLE[step % len(CYCLE)]
         return want, want, factor_between(m.size, want)
 
-    for _step in m.steps(len(CYCLE) * cycles, spec=spec):
+    for step in m.steps(len(CYCLE) * cycles, spec=spec):
+        for _ in range(RETRIES):  # a step answered "no action" (Slurm slow to answer, a node still
+            if m.size == CYCLE[step % len(CYCLE)]:  # completing) is asked again: each step resizes
+                break
+            time.sleep(RETRY_GAP)
+            m.check(spec(step))
         if m.history and m.history[-1][0] == m.step and m.history[-1][1] == "shrink":
             time.sleep(settle)  # one compute step at the smaller size
     ok = tuple(global_checksum(m.comm, m.arrays["state"])) == tuple(m.values["checksum"])

@@ -14,6 +14,8 @@
 #include <dmr.h>
 
 static const int CYCLE[] = {1, 2, 4, 2}; /* nodes asked for at successive steps */
+static const int RETRIES = 20;             /* a cycle step answered "no action" is asked again */
+static const long RETRY_GAP_NS = 250000000; /* 0.25 s apart (latency.py: RETRIES, RETRY_GAP) */
 
 typedef struct {
     uint64_t *words;
@@ -101,6 +103,14 @@ int main(int argc, char **argv) {
             int factor = big % small == 0 && big > small ? big / small : 2;
             double t0 = now();
             int action = dmr_check_status(want, want, factor, 0, &n, &h);
+            /* a step answered "no action" (Slurm slow to answer, a node still completing) is asked
+             * again, as latency.py's RETRIES: every rank sees the same answers, so loops alike */
+            for (int tries = 1; action == DMR_NO_ACTION && want != cur && tries < RETRIES; tries++) {
+                struct timespec gap = {0, RETRY_GAP_NS};
+                nanosleep(&gap, NULL);
+                t0 = now();
+                action = dmr_check_status(want, want, factor, 0, &n, &h);
+            }
             if (action < 0) MPI_Abort(MPI_COMM_WORLD, 5);
             if (action != DMR_NO_ACTION) {
                 if (!carry(&s, h)) goto leave;
