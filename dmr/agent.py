@@ -96,6 +96,7 @@ class Agent:
         self.fail_grace = launch.FAIL_GRACE  # seconds the other groups get after one failed
         self.checkpoint: tuple[int, bytes] | None = None  # (step, state) the application last sent
         self.joiners: list[socket.socket] = []  # connections of expander jobs' agents (they watch them)
+        self.ended_at: dict[int, float] = {}  # pid -> when its group ended (monotonic)
 
     # -- launching ----------------------------------------------------------------------------
     def launch(self, token: str | None, node: str, extra: dict[str, str] | None = None) -> None:
@@ -103,7 +104,11 @@ class Agent:
         env = {"DMR_AGENT": self.address_text, **(extra or {})}
         if token is not None:
             env["DMR_TOKEN"] = token
-        proc = start_group(self.spec, self.job_id, node, env)
+        self.adopt(start_group(self.spec, self.job_id, node, env), node, token)
+
+    def adopt(self, proc: subprocess.Popen[bytes], node: str, token: str | None) -> None:
+        """Watch a started group: when it ends is noted at once (a dead rank's peers may crash in
+        MPI a moment later, and the group that ended first is the one that failed)."""
         with self.cond:
             self.procs.append(proc)
             self.launched_on.append(node)
@@ -111,6 +116,13 @@ class Agent:
                 self.members.add(proc.pid)
             if token is not None:
                 self.ops.setdefault(token, _Op()).procs.append(proc)
+        threading.Thread(target=self._note_end, args=(proc,), daemon=True).start()
+
+    def _note_end(self, proc: subprocess.Popen[bytes]) -> None:
+        proc.wait()
+        with self.cond:
+            self.ended_at.setdefault(proc.pid, time.monotonic())
+            self.cond.notify_all()
 
     address_text = ""  # set by serve(): "host:port:key"
 
@@ -119,7 +131,7 @@ class Agent:
         expander jobs' agents' watch, so that they stop their groups and their jobs end."""
         with self.cond:
             self.procs, self.launched_on, self.ops = [], [], {}
-            self.members, self.leaving, self.excused = set(), set(), set()
+            self.members, self.leaving, self.excused, self.ended_at = set(), set(), set(), {}
             self.port, self.failure, self.closing = None, None, False
             joiners, self.joiners = self.joiners, []
         for sock in joiners:
@@ -273,15 +285,16 @@ class Agent:
         """Why the application cannot go on (a group of its world ended with an error), or None."""
         with self.cond:
             if self.failure is None and not self.closing:
-                for proc, node in zip(self.procs, self.launched_on, strict=True):
-                    code = proc.poll()
-                    if proc.pid in self.excused:
-                        continue
-                    if code and (proc.pid in self.members or self.reports_to is not None):
-                        self.failure = group_failed(node, self.job_id, code)
-                        self.failure_code, self.failure_node = exit_code(code), node
-                        self.excused.add(proc.pid)  # looked at once
-                        break
+                now = time.monotonic()
+                failed = [(self.ended_at.get(proc.pid, now), i, code, node, proc.pid)
+                          for i, (proc, node) in enumerate(zip(self.procs, self.launched_on, strict=True))
+                          if proc.pid not in self.excused and (code := proc.poll())
+                          and (proc.pid in self.members or self.reports_to is not None)]  # fmt: skip
+                if failed:  # the first to end: the others may be its peers crashing in MPI
+                    _, _, code, node, pid = min(failed)
+                    self.failure = group_failed(node, self.job_id, code)
+                    self.failure_code, self.failure_node = exit_code(code), node
+                    self.excused.add(pid)  # looked at once
             return None if self.closing else self.failure
 
     def _excused(self) -> bool:
