@@ -26,6 +26,7 @@ keeps that ratio at this cluster's sizes. Time is scaled down 10x: the paper's j
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -270,39 +271,47 @@ def measures(
     # what the policy answered when it did not act: the bench says why a policy made no decision
     unmoved = Counter(str(e.get("reason") or "no reason given") for e in events
                       if e["kind"] == "decision" and e.get("action") == "none")  # fmt: skip
-    outputs = [f.read_text() for f in out_dir.glob("*.out")]
-    ok = sum(1 for text in outputs if '"ok": true' in text or '"checksum_ok": true' in text)
+    results = [app_results(f.read_text()) for f in out_dir.glob("*.out")]  # each job's result lines
+    ok = sum(1 for found in results if any(True in (r.get("ok"), r.get("checksum_ok")) for r in found))
+    times = action_times(events, [r for found in results for r in found], len(ids))
     return {
         "mode": mode, "policy": policy if mode == "malleable" else "none", "jobs": len(ids),
         "completion_s": end - submit, "mean_wait_s": statistics.mean(waits),
         "mean_exec_s": statistics.mean(runs),
         "mean_job_completion_s": statistics.mean(j["completion_s"] for j in per_job),
         "utilisation": busy / (nodes * (end - submit)), "actions": actions, "results_ok": ok,
-        "no_action_reasons": unmoved.most_common(3), "action_times": action_times(events, outputs, len(ids)),
+        "no_action_reasons": unmoved.most_common(3), "action_times": times,
         "states": sorted({r[3] for r in rows.values()}), "per_job": per_job,
     }  # fmt: skip
 
 
-def action_times(events: list[dict[str, Any]], outputs: list[str], jobs: int) -> dict[str, dict[str, Any]]:
+def app_results(text: str) -> list[dict[str, Any]]:
+    """The ``<NAME>_RESULT {json}`` lines an application's rank 0 printed (apps/common.py), parsed;
+    lines that are not one, or whose JSON is broken, left out."""
+    found = []
+    for line in text.splitlines():
+        name, _, payload = line.partition("_RESULT ")
+        if payload and name.isupper():
+            with contextlib.suppress(ValueError):
+                found.append(json.loads(payload))
+    return [r for r in found if isinstance(r, dict)]
+
+
+def action_times(
+    events: list[dict[str, Any]], results: list[dict[str, Any]], jobs: int
+) -> dict[str, dict[str, Any]]:
     """Paper 002's Table 2 for one run (:data:`DEFINITIONS`): for no action, expand and shrink, the
-    count, the count per job and the min, max, mean and standard deviation of their seconds."""
+    count, the count per job and the min, max, mean and standard deviation of their seconds (no
+    action as the service timed it, the resizes as the applications' ``results`` did)."""
     took: dict[str, list[float]] = {
         "none": [float(e["seconds"]) for e in events
                  if e["kind"] == "decision" and e.get("action") == "none" and e.get("seconds") is not None],
         "expand": [], "shrink": [],
     }  # fmt: skip
-    for text in outputs:
-        for line in text.splitlines():
-            name, _, payload = line.partition("_RESULT ")
-            if not payload or not name.isupper():
-                continue
-            try:
-                resizes = json.loads(payload).get("resizes") or []
-            except ValueError:
-                continue
-            for _step, action, _old, _new, seconds in resizes:
-                if action in ("expand", "shrink"):
-                    took[action].append(float(seconds))
+    for result in results:
+        for _step, action, _old, _new, seconds in result.get("resizes") or []:
+            if action in ("expand", "shrink"):
+                took[action].append(float(seconds))
     return {
         action: {
             "quantity": len(xs),

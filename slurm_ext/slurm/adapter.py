@@ -126,7 +126,7 @@ class SlurmCluster:
     def job_file_append(self) -> bool:
         """slurm.conf's JobFileAppend: a job's files are opened for appending unless it asks
         otherwise. False where ``scontrol show config`` fails."""
-        return files_appended(parse_config(self.cmd.run(["scontrol", "show", "config"], check=False).stdout))
+        return files_appended(self.config(check=False))
 
     def accounting(
         self, start: str, end: str, partition: str | None = None, timeout: float | None = None
@@ -387,9 +387,10 @@ class SlurmCluster:
         ``select/linear`` (see :func:`slurm_ext.slurm.settings.merge_refused`)."""
         return merge_refused(self.config()) is None
 
-    def config(self) -> dict[str, str]:
-        """``scontrol show config`` as a dict (:func:`slurm_ext.slurm.settings.parse_config`)."""
-        return parse_config(self.cmd.run(["scontrol", "show", "config"]).stdout)
+    def config(self, check: bool = True) -> dict[str, str]:
+        """``scontrol show config`` as a dict (:func:`slurm_ext.slurm.settings.parse_config`);
+        empty where it fails and ``check`` is False."""
+        return parse_config(self.cmd.run(["scontrol", "show", "config"], check=check).stdout)
 
     def job_state(self, job_id: int) -> tuple[str, tuple[str, ...]]:
         """(state, nodes) of one job from a light ``squeue`` call; ("", ()) once it is gone."""
@@ -452,8 +453,8 @@ class SlurmCluster:
                 client.close()
         except (OSError, RuntimeError, ValueError, KeyError) as exc:
             raise SlurmError(f"the agent of job {app.job_id} did not submit its expander job: {exc}") from exc
-        res = self.cmd.run(["squeue", "-h", "-j", str(helper), "-o", "%u|%j"], check=False)
-        user, _, name = res.stdout.strip().partition("|")
+        shown = self.show_job(helper)
+        user, name = shown.get("UserId", "").partition("(")[0], shown.get("JobName", "")
         if (user, name) != (app.user, expander_name(app.job_id)):
             # not the owner's (an agent run by another user), or unread: cancelled if so named
             self._cancel_quietly(helper, expander_name(app.job_id))

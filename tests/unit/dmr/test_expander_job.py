@@ -119,14 +119,18 @@ def test_the_job_environment_keeps_the_users_variables(monkeypatch: pytest.Monke
 
 @pytest.mark.parametrize(
     ("shown", "kept"),
-    [("alice|expander-for-41", True), ("bob|expander-for-41", False), ("", False)],
+    [
+        ("UserId=alice(1001) JobName=expander-for-41", True),
+        ("UserId=bob(1002) JobName=expander-for-41", False),
+        ("", False),
+    ],
 )
 def test_the_service_keeps_only_the_owners_expander_job_its_agent_submitted(
     agent: Agent, sbatch: Path, shown: str, kept: bool
 ) -> None:
     """The adapter's side (a service that is not root): the agent's job must be the owner's and so
     named; another user's (an agent not run by the owner) or one it cannot read is cancelled by name."""
-    slurm, ran = cluster({"squeue -h -j 77 -o %u|%j": (0, shown + "\n", "")})
+    slurm, ran = cluster({"scontrol show job -o 77": (0, f"JobId=77 {shown}\n", "")})
     app = Job(41, JobState.RUNNING, 1, name="fs", user="alice", nodes=("n1",))
     if kept:
         assert slurm._submit_by_agent(app, OPTIONS, agent.address_text, "tok") == 77

@@ -9,6 +9,7 @@ from pathlib import Path
 from slurm_ext.bench.workload import (
     JobSpec,
     action_times,
+    app_results,
     gain,
     generate,
     interval,
@@ -171,7 +172,7 @@ def test_table_2_times_no_action_from_the_service_and_resizes_from_the_apps_resu
         f"CG_RESULT {json.dumps(cg)}\nnot_RESULT {json.dumps(stray)}",
         "JACOBI_RESULT {not json",
     ]
-    t = action_times(events, outputs, jobs=4)
+    t = action_times(events, [r for text in outputs for r in app_results(text)], jobs=4)
     none = t["none"]
     assert (none["quantity"], none["per_job"], none["min_s"], none["max_s"]) == (2, 0.5, 0.002, 0.004)
     assert math.isclose(none["mean_s"], 0.003) and math.isclose(none["std_s"], math.sqrt(2) * 0.001)
