@@ -174,7 +174,7 @@ def demo_cmd(
 
     out = _with_manager(where, conf, run)
     res = out.result or {}
-    left = scenario.leftover(scenario.env_for(conf), where, out.job)
+    left = scenario.leftover(scenario.slurm_of(conf), out.job)
     ok = bool(res.get("checksum_ok")) and not left
     if as_json:
         summary = {"job": out.job, "wait": out.wait, "turnaround": out.turnaround, "result": out.result,
@@ -218,7 +218,6 @@ def bench_live_cmd(
         return out
 
     ejb = _with_manager(where, conf, run)
-    env = scenario.env_for(conf)
     summary = {
         "sbatch": {"turnaround": plain.turnaround, "wait": plain.wait},
         "ejb": {"turnaround": ejb.turnaround, "wait": ejb.wait},
@@ -226,7 +225,7 @@ def bench_live_cmd(
         "subjobs": len([s for s in (ejb.status or {}).get("subjobs", {}).values() if s["job_id"]]) - 1,
         "migrations": (ejb.status or {}).get("migrations", 0),
         "result_match": _same_result(plain.result, ejb.result),
-        "leftover_jobs": len(scenario.leftover(env, where, ejb.job)),
+        "leftover_jobs": len(scenario.leftover(scenario.slurm_of(conf), ejb.job)),
         "probe_p50_s": probe.get("p50"),
         "probe_n": probe.get("n", 0),
         "shape": {"background_nodes": shape.background_nodes, "background_seconds": shape.background_seconds,

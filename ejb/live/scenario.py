@@ -4,6 +4,8 @@ A rigid background job holds most of the cluster; a malleable job (FS under ``dm
 needs more nodes than are free is submitted once with ``sbatch`` (it waits for the background
 job) and once with ``ejb-submit`` (it starts at once in a subjob on the free nodes, over-subscribed,
 and moves to its own job ``J0`` when that starts). Times come from Slurm's accounting (``sacct``).
+The scenario types ``sbatch`` and ``ejb-submit`` as a user would; what it reads of Slurm and its
+background job go through the adapter (:class:`~slurm_ext.slurm.SlurmCluster`).
 """
 
 from __future__ import annotations
@@ -15,12 +17,15 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from dmr.launch import is_subjob_of
 from dmr_apps import script
+from slurm_ext.backend import JobRequest
+from slurm_ext.slurm import SlurmCluster
+from slurm_ext.workloads.sacct import parse_json, sacct_record
 
 FS = script("fs")
 
@@ -90,35 +95,23 @@ def env_for(conf: Path | None) -> dict[str, str]:
     return env
 
 
-def _call(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, check=False, timeout=120)
+def slurm_of(conf: Path | None) -> SlurmCluster:
+    """The cluster the scenario runs on: ``conf``'s, else the environment's."""
+    return SlurmCluster(slurm_conf=conf, timeout=120)
 
 
-def _run(argv: list[str], env: dict[str, str], cwd: Path) -> str:
-    res = _call(argv, env, cwd)
-    if res.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv[:3])}...: {res.stderr.strip() or res.stdout.strip()}")
-    return res.stdout + res.stderr
-
-
-def sacct(job_ids: list[int], env: dict[str, str], cwd: Path) -> list[dict[str, Any]]:
-    """Submit/start/end (epoch seconds) and state of each job, from Slurm's accounting."""
-    ids = ",".join(map(str, job_ids))
-    out = _run(["sacct", "-X", "-n", "-P", "-j", ids, "-o", "JobID,JobName,Submit,Start,End,State"], env, cwd)
+def accounted(slurm: SlurmCluster, job_ids: list[int], since: float) -> list[dict[str, Any]]:
+    """Submit/start/end (epoch seconds) and state of each job submitted after ``since``, from
+    Slurm's accounting (one record per job, or several for a resized one)."""
+    start = (datetime.fromtimestamp(since) - timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%S")
+    wanted = set(job_ids)
     rows = []
-    for line in out.splitlines():
-        parts = line.split("|")
-        if len(parts) != 6 or not parts[0].isdigit():
-            continue
-
-        def t(text: str) -> float | None:
-            try:
-                return datetime.fromisoformat(text).timestamp()
-            except ValueError:
-                return None
-
-        rows.append({"job": int(parts[0]), "name": parts[1], "submit": t(parts[2]), "start": t(parts[3]),
-                     "end": t(parts[4]), "state": parts[5]})  # fmt: skip
+    for raw in parse_json(slurm.accounting(start, "now"), "sacct's output")["jobs"]:
+        r = sacct_record(raw)
+        if r.job_id in wanted:
+            end = r.start + r.elapsed if r.start is not None and r.elapsed is not None else None
+            rows.append({"job": r.job_id, "name": r.name, "submit": r.submit, "start": r.start, "end": end,
+                         "state": r.state})  # fmt: skip
     return rows
 
 
@@ -127,9 +120,9 @@ def fs_result(text: str) -> dict[str, Any] | None:
     return None if line is None else json.loads(line.removeprefix("FS_RESULT "))
 
 
-def queue(env: dict[str, str], cwd: Path) -> list[tuple[int, str, str]]:
-    out = _run(["squeue", "-h", "-o", "%i|%j|%T"], env, cwd)
-    return [(int(i), n, s) for i, n, s in (ln.split("|") for ln in out.splitlines() if ln.count("|") == 2)]
+def queue(slurm: SlurmCluster) -> list[tuple[int, str, str]]:
+    """(id, name, state) of each job in the queue."""
+    return [(j.job_id, j.name, str(j.state)) for j in slurm.snapshot().jobs]
 
 
 class NotBundled(RuntimeError):
@@ -146,21 +139,26 @@ def wait_for(cond: Callable[[], Any], timeout: float, every: float = 1.0) -> Any
     raise TimeoutError(f"timed out after {timeout:.0f} s")
 
 
-def first_nodes(count: int, env: dict[str, str], cwd: Path) -> list[str]:
+def first_nodes(count: int, slurm: SlurmCluster) -> list[str]:
     """The first ``count`` nodes of the default partition, in Slurm's order."""
-    out = _run(["sinfo", "-h", "-N", "-o", "%N %P"], env, cwd)
-    names = [name for name, part in (ln.split() for ln in out.splitlines()) if part.endswith("*")]
+    default = slurm.default_partition()
+    names = [node.name for node in slurm.nodes() if default in node.partitions]
     if len(names) < count:
         raise RuntimeError(f"the default partition has {len(names)} nodes, the scenario needs {count}")
-    return list(dict.fromkeys(names))[:count]
+    return names[:count]
 
 
-def background(shape: Shape, env: dict[str, str], cwd: Path) -> int:
-    where = ["-w", ",".join(first_nodes(shape.background_nodes, env, cwd))] if shape.pin_background else []
-    out = _run(["sbatch", "--parsable", "-N", str(shape.background_nodes), "-J", "rigid-background",
-                "-t", str(max(2, shape.background_seconds // 60 + 2)), "-o", "/dev/null", *where,
-                "--wrap", f"sleep {shape.background_seconds}"], env, cwd)  # fmt: skip
-    return int(out.strip().split(";")[0].split()[-1])
+def background(shape: Shape, slurm: SlurmCluster) -> int:
+    where = ("-w", ",".join(first_nodes(shape.background_nodes, slurm))) if shape.pin_background else ()
+    minutes = max(2, shape.background_seconds // 60 + 2)
+    request = JobRequest(
+        nodes=shape.background_nodes,
+        time_limit=minutes * 60,
+        name="rigid-background",
+        command=f"sleep {shape.background_seconds}",
+        extra_args=("-o", "/dev/null", *where),
+    )
+    return slurm.submit(request)
 
 
 def run_once(
@@ -177,22 +175,24 @@ def run_once(
     say = progress or (lambda _msg: None)
     workdir.mkdir(parents=True, exist_ok=True)
     env = env_for(conf)
+    slurm = slurm_of(conf)
+    since = time.time()
     if manager is not None:
         env["EJB_MANAGER"] = manager
     script = workdir / f"job-{mode}.sh"
     script.write_text(shape.script())
-    bg = background(shape, env, workdir) if with_background else None
+    bg = background(shape, slurm) if with_background else None
     if bg is not None:
-        wait_for(lambda: any(j == bg and s == "RUNNING" for j, _, s in queue(env, workdir)), 60, 0.3)
+        wait_for(lambda: slurm.job_state(bg)[0] == "RUNNING", 60, 0.3)
         say(f"background job {bg} holds {shape.background_nodes} nodes for {shape.background_seconds} s")
     # A run through EJB that EJB would not take shows nothing of EJB: --ejb-require then submits
     # nothing and says why, and the background job is stopped here.
     submit = ["sbatch", "--parsable"] if mode == "sbatch" else ["ejb-submit", "--parsable", "--ejb-require"]
     argv = [*submit, "-o", str(workdir / f"{mode}-%j.out"), str(script)]
-    res = _call(argv, env, workdir)  # not _run: on failure the scenario says ejb-submit's own line
+    res = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=workdir, check=False, timeout=120)
     if res.returncode != 0:
         if bg is not None:
-            _run(["scancel", str(bg)], env, workdir)
+            slurm.cancel(bg)
         said = res.stderr.strip().splitlines()[-1:] or [f"exit code {res.returncode}"]
         if mode == "ejb":  # ejb-submit --ejb-require submitted nothing, and said why
             raise NotBundled(f"EJB did not take the job, so nothing was submitted ({said[0]})")
@@ -202,9 +202,9 @@ def run_once(
     say(f"{mode}: job {job} submitted ({shape.nodes} nodes x {shape.ppn} ranks, {shape.steps} steps)")
     if during is not None:
         during(job)
-    wait_for(lambda: not leftover(env, workdir, job), 900)
+    wait_for(lambda: not leftover(slurm, job), 900)
     if bg is not None:
-        wait_for(lambda: not any(j == bg for j, _, _ in queue(env, workdir)), 300)
+        wait_for(lambda: not any(j == bg for j, _, _ in queue(slurm)), 300)
     time.sleep(1.0)  # accounting catches up with the last job's end
     status = None
     if mode == "ejb":
@@ -215,7 +215,7 @@ def run_once(
             raise NotBundled(f"the EJB manager does not know job {job} (ejb-submit said: {out.strip()})")
         status = apps[0]
     ids = [job] + ([int(s["job_id"]) for s in status["subjobs"].values() if s["job_id"]] if status else [])
-    rows = sacct(sorted(set(ids)), env, workdir)
+    rows = accounted(slurm, sorted(set(ids)), since)
     starts = [r["start"] for r in rows if r["start"] is not None]
     ends = [r["end"] for r in rows if r["end"] is not None]
     submitted = next(r["submit"] for r in rows if r["job"] == job)
@@ -223,9 +223,9 @@ def run_once(
     return Outcome(mode, job, submitted, min(starts), max(ends), rows, fs_result(text), status)
 
 
-def leftover(env: dict[str, str], cwd: Path, job: int) -> list[int]:
+def leftover(slurm: SlurmCluster, job: int) -> list[int]:
     """Jobs of a bundled job still in the queue (J0 or any subjob)."""
-    return [j for j, n, _ in queue(env, cwd) if j == job or is_subjob_of(n, job)]
+    return [j for j, n, _ in queue(slurm) if j == job or is_subjob_of(n, job)]
 
 
 def start_manager(

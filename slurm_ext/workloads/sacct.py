@@ -191,7 +191,7 @@ def _node_names(value: Any) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Record:
+class SacctRecord:
     """The fields of one sacct job the simulator uses; None where sacct has no value."""
 
     job_id: int
@@ -207,7 +207,8 @@ class _Record:
     node_names: tuple[str, ...]
 
 
-def _record(raw: dict[str, Any]) -> _Record:
+def sacct_record(raw: dict[str, Any]) -> SacctRecord:
+    """One job of ``sacct --json`` (any supported release's)."""
     t = raw.get("time") or {}
     names = _node_names(raw.get("nodes"))
     count = _number(raw.get("allocation_nodes"))
@@ -219,7 +220,7 @@ def _record(raw: dict[str, Any]) -> _Record:
     minutes = _number(t.get("limit"))
     limit = None if minutes is None or minutes <= 0 or minutes >= _UNLIMITED_MINUTES else minutes * 60.0
     state = _state((raw.get("state") or {}).get("current"))
-    return _Record(
+    return SacctRecord(
         job_id=int(raw["job_id"]),
         name=str(raw.get("name") or ""),
         user=str(raw.get("user") or (raw.get("association") or {}).get("user") or ""),
@@ -234,7 +235,7 @@ def _record(raw: dict[str, Any]) -> _Record:
     )
 
 
-def _why_not(r: _Record, partition: str | None) -> str | None:
+def _why_not(r: SacctRecord, partition: str | None) -> str | None:
     """Why the job cannot be simulated, or None (machine size aside)."""
     if partition is not None and r.partition != partition:
         return f"in another partition ({r.partition or 'none'})"
@@ -275,12 +276,12 @@ def sacct_to_workload(
     nodes the kept jobs ran on (a note says so).
     """
     notes: Counter[str] = Counter()
-    kept: list[_Record] = []
+    kept: list[SacctRecord] = []
     skipped: list[SkippedJob] = []
     seen: set[int] = set()
     for raw in doc.get("jobs", []):
         try:
-            r = _record(raw)
+            r = sacct_record(raw)
         except (KeyError, TypeError, ValueError, AttributeError):
             job_id = raw.get("job_id", -1) if isinstance(raw, dict) else -1
             skipped.append(SkippedJob(job_id if isinstance(job_id, int) else -1, "unreadable record"))
@@ -314,7 +315,7 @@ def sacct_to_workload(
 
 
 def _machine_size(
-    kept: list[_Record],
+    kept: list[SacctRecord],
     partition: str | None,
     nodes: int | None,
     machine: dict[str, set[str]] | None,

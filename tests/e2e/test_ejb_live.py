@@ -47,14 +47,14 @@ def ejb_jobs(job: int, conf: Path) -> list[str]:
     return [ln for ln in out.splitlines() if ln.startswith(f"{job}|") or f"|ejb{job}." in ln]
 
 
-def background(env: dict[str, str], cwd: Path, seconds: int = 60) -> int:
+def background(conf: Path, seconds: int = 60) -> int:
     """The scenario's rigid 6-node job, on the first 6 nodes and running: the 2 nodes left are the
     last two, where no job waiting behind it is planned. (Unpinned, Slurm may place it around a
     node still completing the previous test's job and leave free the nodes the bundled job's J0
     is planned on: no slot for a subjob, as CI once saw.)"""
-    job = scenario.background(scenario.Shape(background_seconds=seconds, pin_background=True), env, cwd)
-    running = lambda: any(j == job and st == "RUNNING" for j, _, st in scenario.queue(env, cwd))  # noqa: E731
-    scenario.wait_for(running, 60, 0.2)
+    slurm = scenario.slurm_of(conf)
+    job = scenario.background(scenario.Shape(background_seconds=seconds, pin_background=True), slurm)
+    scenario.wait_for(lambda: slurm.job_state(job)[0] == "RUNNING", 60, 0.2)
     return job
 
 
@@ -103,7 +103,7 @@ def conf(slurm) -> Iterator[Path]:  # noqa: ANN001 -- slurm: every node idle bef
     path = load_config().cluster.slurm_conf
     yield path
     # whatever a failed test left: the background job, the bundled jobs and their subjobs
-    for job, name, _ in scenario.queue(scenario.env_for(path), Path("/")):
+    for job, name, _ in scenario.queue(scenario.slurm_of(path)):
         if name in LEFTOVER_NAMES or name.startswith("ejb"):
             sh("scancel", str(job), check=False, conf=path)
 
@@ -142,12 +142,11 @@ def test_a_scenario_run_that_ejb_would_not_bundle_submits_nothing_and_says_why(c
     # No background job: the job would start now anyway, so EJB would leave it to sbatch, and a
     # demo of EJB could show nothing: ejb-submit --ejb-require submits nothing and the run says why
     # (before: an IndexError once the job ended).
-    env = scenario.env_for(conf)
-    before = scenario.queue(env, tmp_path)
+    before = scenario.queue(scenario.slurm_of(conf))
     said = r"nothing was submitted \(ejb-submit: .*it starts now anyway"
     with pytest.raises(scenario.NotBundled, match=said):
         scenario.run_once("ejb", scenario.WIDE, tmp_path, conf, "127.0.0.1:9", with_background=False)
-    assert scenario.queue(env, tmp_path) == before
+    assert scenario.queue(scenario.slurm_of(conf)) == before
 
 
 def test_the_job_completes_when_the_manager_is_killed_after_a_submission_and_during_a_migration(
@@ -174,14 +173,14 @@ def test_the_job_completes_when_the_manager_is_killed_after_a_submission_and_dur
     known = {int(s["job_id"]) for key, s in status["subjobs"].items() if key != "0" and s["job_id"]}
     assert ran and {int(job) for job, _ in ran} == known, (ran, status["subjobs"])
     assert len({name for _, name in ran}) == len(ran), ran
-    assert scenario.leftover(scenario.env_for(conf), tmp_path, out.job) == []
+    assert scenario.leftover(scenario.slurm_of(conf), out.job) == []
 
 
 def test_ejb_cancel_takes_j0_and_the_subjobs_and_only_for_their_owner(conf, tmp_path, other_user):
     manager = Supervised(tmp_path, conf, [])
     env = {**scenario.env_for(conf), "EJB_MANAGER": manager.address}
     try:
-        bg = background(env, tmp_path)
+        bg = background(conf)
         script = tmp_path / "job.sh"
         script.write_text(scenario.Shape(steps=400).script())
         submit = ["ejb-submit", "-o", str(tmp_path / "out-%j.out"), str(script)]
@@ -201,11 +200,11 @@ def test_ejb_cancel_takes_j0_and_the_subjobs_and_only_for_their_owner(conf, tmp_
         other = subprocess.run(["runuser", "-u", other_user, "--", *client], capture_output=True, text=True,
                                timeout=30, cwd="/")  # fmt: skip
         assert "permission denied" in other.stdout
-        assert len(scenario.leftover(env, tmp_path, job)) == 2  # J0 pending, the subjob running
+        assert len(scenario.leftover(scenario.slurm_of(conf), job)) == 2  # J0 pending, the subjob running
         res = subprocess.run(["ejb", "cancel", str(job)], capture_output=True, text=True, env=env, timeout=60)
         assert res.returncode == 0 and f"cancelled job {job}" in res.stdout, res.stderr
-        scenario.wait_for(lambda: not scenario.leftover(env, tmp_path, job), 30, 0.5)
-        assert any(j == bg for j, _, _ in scenario.queue(env, tmp_path))  # not EJB's: untouched
+        scenario.wait_for(lambda: not scenario.leftover(scenario.slurm_of(conf), job), 30, 0.5)
+        assert any(j == bg for j, _, _ in scenario.queue(scenario.slurm_of(conf)))  # not EJB's: untouched
     finally:
         manager.stop()
         sh("scancel", "-n", "rigid-background", check=False, conf=conf)
@@ -220,10 +219,10 @@ def test_ejb_submit_with_the_manager_up_bundles_dmr_jobs_and_passes_the_rest_to_
                               timeout=60)  # fmt: skip
 
     try:
-        background(env, tmp_path)
+        background(conf)
 
         def jobs() -> list[tuple[int, str]]:  # ids and names: the background job may start meanwhile
-            return [(j, name) for j, name, _ in scenario.queue(env, tmp_path)]
+            return [(j, name) for j, name, _ in scenario.queue(scenario.slurm_of(conf))]
 
         before = jobs()
         bad = submit("-N", "4", "--no-such-option", "--wrap", "dmr-run -- true")
@@ -286,7 +285,7 @@ def test_with_the_manager_up_an_array_leaves_its_tasks_alone_and_a_dependency_no
 
     ids: list[str] = []
     try:
-        blocker = background(env, tmp_path)
+        blocker = background(conf)
         array = submit("--array=1-3%2")
         ids += array.stdout.split()[-1:]
         assert array.returncode == 0 and "a job array" in array.stderr, array.stderr
@@ -339,7 +338,7 @@ def test_when_j0_starts_early_and_a_migration_costs_more_than_the_progress_the_j
     assert any("restart the application on J0" in what for _, what in status["events"])
     assert out.result is not None and out.result["checksum_ok"]
     assert out.result["resizes"] == []  # the run that printed it ran on J0 from its first step
-    assert scenario.leftover(scenario.env_for(conf), tmp_path, out.job) == []
+    assert scenario.leftover(scenario.slurm_of(conf), out.job) == []
 
 
 def test_a_placeholder_that_starts_while_the_manager_is_away_waits_for_the_subjob_hosting_the_job(
@@ -376,7 +375,7 @@ def test_a_placeholder_that_starts_while_the_manager_is_away_waits_for_the_subjo
     assert out.result is not None and out.result["checksum_ok"], (text[-3000:], log)
     status = out.status
     assert status is not None and status["phase"] == "done", (status, log)
-    assert scenario.leftover(scenario.env_for(conf), tmp_path, out.job) == []
+    assert scenario.leftover(scenario.slurm_of(conf), out.job) == []
 
 
 def test_the_job_completes_when_the_manager_is_killed_as_the_application_launches(conf, tmp_path):
@@ -401,7 +400,7 @@ def test_the_job_completes_when_the_manager_is_killed_as_the_application_launche
     # the one launch's own event died with the manager (not saved); none came after the restart
     assert not any(what.startswith("launch on subjob") for what in events), events
     assert any("launched before the manager restarted" in what for what in events), events
-    assert scenario.leftover(scenario.env_for(conf), tmp_path, out.job) == []
+    assert scenario.leftover(scenario.slurm_of(conf), out.job) == []
 
 
 def computing_in_a_subjob(manager: Supervised, conf: Path, tmp_path: Path) -> tuple[int, int, dict]:
@@ -412,7 +411,7 @@ def computing_in_a_subjob(manager: Supervised, conf: Path, tmp_path: Path) -> tu
     from slurm_ext.bench.faults import app_ranks
 
     env = {**scenario.env_for(conf), "EJB_MANAGER": manager.address}
-    background(env, tmp_path)
+    background(conf)
     fs = f"{scenario.FS} --steps 400 --step-seconds 2 --min 1 --max 64"
     res = subprocess.run(["ejb-submit", "--parsable", "-N", "4", "--ntasks-per-node=2", "-t", "5", "-J",
                           "wrapped", "-o", str(tmp_path / "out-%j.txt"), "--wrap",
@@ -535,7 +534,7 @@ def test_a_bundled_jobs_files_are_the_ones_sbatch_writes_j0s_id_in_their_names(c
                              text=True, env={**env, **extra}, cwd=where, timeout=60)  # fmt: skip
         assert res.returncode == 0, res.stderr
         job = int(res.stdout.strip().split(";")[0])
-        scenario.wait_for(lambda: not scenario.leftover(env, where, job), 300, 0.5)
+        scenario.wait_for(lambda: not scenario.leftover(scenario.slurm_of(conf), job), 300, 0.5)
         outs = sorted(where.glob("out-*"))
         assert len(outs) == 1, outs  # one file, whichever jobs the ranks ran in
         host = socket.gethostname().split(".")[0]  # every node of the local cluster is this machine
@@ -548,7 +547,7 @@ def test_a_bundled_jobs_files_are_the_ones_sbatch_writes_j0s_id_in_their_names(c
         _, out, err = run(["sbatch"], tmp_path / "sbatch", {"PYTHONWARNINGS": "ignore::RuntimeWarning"})
         assert sorted(out.splitlines()) == [f"rank {r} of 8" for r in range(8)]
         assert sorted(err.splitlines()) == [f"rank {r} of 8 on stderr" for r in range(8)]  # truncated
-        background(env, tmp_path, 300)
+        background(conf, 300)
         for mode, kept in (("truncate", []), ("append", ["a line from before"])):
             how = ["ejb-submit", "--ejb-require"] + (["--open-mode=append"] if mode == "append" else [])
             job, bundled_out, bundled_err = run(how, tmp_path / f"ejb-{mode}", {})
