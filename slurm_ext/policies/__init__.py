@@ -48,18 +48,41 @@ POLICIES: dict[str, PolicyFactory] = {
     "moldable-fcfs": MoldableFCFS,  # 001_* FCFS, moldable jobs on as many idle nodes as they take
     "moldable-backfill": MoldableBackfill,  # 001_* Backfilling (no reservation), moldable
     "moldable-easy": MoldableEASY,  # 001_* Easy-Backfilling, moldable
-    "sd": SDPolicy,  # 003_* SD-Policy, static MAX_SLOWDOWN (10)
+    "sd": SDPolicy,  # 003_* SD-Policy, static MAX_SLOWDOWN (10; sd:N for another)
     "sd-dynamic": _sd_dynamic,  # 003_* SD-Policy, dynamic MAX_SLOWDOWN (DynAVGSD)
 }
 
 
-def make_policy(name: str, **options: Any) -> Policy:
-    """Build the policy called ``name``; raises ValueError listing the valid names."""
+def _max_slowdown(text: str) -> float | str:
+    """SD-Policy's MAX_SLOWDOWN as written after ``sd:``: a number, ``inf`` or ``dynamic``."""
+    if text == "dynamic":
+        return text
     try:
-        factory = POLICIES[name]
+        return float(text)
+    except ValueError:
+        raise ValueError(f"sd:{text}: MAX_SLOWDOWN must be a number > 1, 'inf' or 'dynamic'") from None
+
+
+# policies whose name takes one argument after a colon: the option it sets, and how it is read
+ARGUMENTS: dict[str, tuple[str, Callable[[str], Any]]] = {
+    "sd": ("max_slowdown", _max_slowdown),  # sd:5, sd:50, sd:inf, sd:dynamic (003_*, Figs. 1-3)
+}
+
+
+def make_policy(name: str, **options: Any) -> Policy:
+    """Build the policy called ``name`` (``NAME:ARGUMENT`` for those in :data:`ARGUMENTS`);
+    raises ValueError listing the valid names."""
+    key, colon, argument = name.partition(":")
+    try:
+        factory = POLICIES[key]
     except KeyError:
         raise ValueError(f"unknown policy {name!r}; valid: {', '.join(sorted(POLICIES))}") from None
+    if colon:
+        if key not in ARGUMENTS:
+            raise ValueError(f"policy {key!r} takes no argument (given {name!r})")
+        option, read = ARGUMENTS[key]
+        options = {**options, option: read(argument.strip())}
     return factory(**options)
 
 
-__all__ = ["POLICIES", "Policy", "PolicyFactory", "make_policy"]
+__all__ = ["ARGUMENTS", "POLICIES", "Policy", "PolicyFactory", "make_policy"]

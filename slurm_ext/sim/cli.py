@@ -108,7 +108,10 @@ def run_one(
     )
     with progress_bar(policy, "arrivals", enabled=progress) as bar:
         result = sim.run(progress=bar if progress else None)
-    return result, summarize(result)
+    summary = summarize(result)
+    if r.policy is not None:
+        summary.policy = r.name  # as the user named it: sd:5 and sd:50 are two rows, not two "sd"
+    return result, summary
 
 
 def write_outputs(
@@ -132,12 +135,16 @@ def write_outputs(
 
 
 USER_ERRORS = (ValueError, FileNotFoundError, SwfError, KeyError)
+POLICY_HELP = (
+    "fcfs, easy, backfill[:D], or a policy name (sd:N: SD-Policy at MAX_SLOWDOWN N, inf or dynamic)."
+)
 
 
 def simulate_cmd(
     workload: WorkloadOpt = "kth-small",
     policy: Annotated[
-        str, typer.Option("--policy", "-p", help="fcfs, easy, backfill[:D], or a policy name.")
+        str,
+        typer.Option("--policy", "-p", help=POLICY_HELP),
     ] = "easy",
     base: BaseOpt = "easy",
     malleable_fraction: MalleableOpt = 0.0,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from slurm_ext.policies import POLICIES, Policy, make_policy
+from slurm_ext.policies import ARGUMENTS, POLICIES, Policy, make_policy
 from slurm_ext.sim.schedulers import BASE_SCHEDULERS, base_scheduler
 
 RIGID = tuple(k for k in BASE_SCHEDULERS if k != "none")
@@ -33,9 +33,9 @@ def resolve(name: str, base: str = "easy") -> Resolved:
     if key in RIGID or key.startswith("backfill:"):
         base_scheduler(key)  # validates backfill:D
         return Resolved(key, key, None)
-    try:
-        policy = make_policy(key)
-    except ValueError:
-        raise ValueError(f"unknown policy {name!r}; valid: {', '.join(policy_names())}") from None
+    if key.partition(":")[0] not in POLICIES:
+        with_argument = ", ".join(f"{k}:{option.upper()}" for k, (option, _) in ARGUMENTS.items())
+        raise ValueError(f"unknown policy {name!r}; valid: {', '.join(policy_names())}; also {with_argument}")
+    policy = make_policy(key)  # a bad argument (sd:0.5) says what it must be
     base_scheduler(base)
     return Resolved(key, base, policy)

@@ -154,7 +154,8 @@ def load_workload(
     key = spec.strip().lower()
     if key == "kth-small":
         bundled = load_swf(bundled_trace_path(), nodes=nodes, reading=reading, procs_per_node=cores_per_node)
-        return _as_nodes(bundled, cores_per_node)
+        wl = _as_nodes(bundled, cores_per_node)
+        return wl.head(jobs) if jobs else wl
     if key == "synthetic":
         from slurm_ext.workloads.synthetic import SyntheticConfig, generate
 

@@ -3,6 +3,7 @@ import pytest
 from slurm_ext.policies import POLICIES, make_policy
 from slurm_ext.policies.backfill import Backfill
 from slurm_ext.policies.rigid import Rigid
+from slurm_ext.policies.sdpolicy import SDPolicy
 from tests.unit.slurm_ext.policies.helpers import pending, running, snapshot
 
 
@@ -40,3 +41,18 @@ def test_bad_options_fail_early() -> None:
         make_policy("dbes", reservation_depth=0)
     with pytest.raises(ValueError, match="max_slowdown"):
         make_policy("sd", max_slowdown=0.5)
+
+
+@pytest.mark.parametrize(("name", "limit"), [("sd:5", 5.0), ("sd:50", 50.0), ("sd:inf", float("inf")),
+                                             ("sd:dynamic", "dynamic"), ("sd", 10.0)])  # fmt: skip
+def test_sd_takes_its_max_slowdown_after_a_colon(name: str, limit: float | str) -> None:
+    policy = make_policy(name)
+    assert isinstance(policy, SDPolicy) and policy.max_slowdown == limit
+
+
+@pytest.mark.parametrize(("name", "said"), [("sd:0.5", "max_slowdown must be a number > 1"),
+                                            ("sd:x", "sd:x: MAX_SLOWDOWN must be"),
+                                            ("easy:3", "'easy' takes no argument")])  # fmt: skip
+def test_a_bad_argument_is_named(name: str, said: str) -> None:
+    with pytest.raises(ValueError, match=said):
+        make_policy(name)

@@ -156,3 +156,10 @@ def test_path_at_a_partition_takes_that_partitions_jobs_only(tmp_path: Path) -> 
         load_workload(f"{path}@7")
     with pytest.raises(ValueError, match="neither a file"):
         load_workload(f"{tmp_path / 'missing.swf'}@10")
+
+
+def test_jobs_takes_the_first_jobs_of_the_bundled_trace_too() -> None:
+    from slurm_ext.workloads import load_workload
+
+    whole, head = load_workload("kth-small"), load_workload("kth-small", jobs=200)
+    assert len(head.jobs) == 200 and head.jobs == whole.jobs[:200]  # it was ignored: 500 jobs
