@@ -181,8 +181,8 @@ def run_mode(mode: str, policy: str, specs: list[JobSpec], workdir: Path, nodes:
     server = None
     if mode == "malleable":
         options = ServiceOptions(expand_timeout=5, snapshot_interval=0.5, events_path=events, plan_interval=5)
-        name, _, how = policy.partition(":")  # dmr:async: the apps check with icheck_status
-        server = Server(Controller(SlurmCluster(slurm_conf=conf), make_policy(name), options), port=0)
+        chosen = make_policy(policy.removesuffix(":async"))  # dmr:async: the apps check with icheck_status
+        server = Server(Controller(SlurmCluster(slurm_conf=conf), chosen, options), port=0)
         server.start()
         env["DMR_SERVICE"] = f"{server.address[0]}:{server.address[1]}"
     else:
@@ -488,6 +488,7 @@ def workload_cmd(
     import tempfile
 
     from slurm_ext.config import load_config
+    from slurm_ext.policies import make_policy
 
     if jobs < 1 or mean_gap <= 0 or steps < 1 or step_seconds <= 0 or not 0 < scaling <= 1 or seeds < 1:
         typer.echo("error: --jobs, --steps and --seeds must be >= 1, --mean-gap and --step-seconds > 0, "
@@ -498,6 +499,8 @@ def workload_cmd(
         mix = tuple(a.strip() for a in apps.split(",") if a.strip())
         workloads = {k: generate(jobs, mean_gap, k, step_seconds, steps, nodes, scaling, mix, submit_at)
                      for k in range(seed, seed + seeds)}  # fmt: skip
+        for name in policy:  # a bad name fails now, not after the rigid run
+            make_policy(name.removesuffix(":async"))
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from slurm_ext.bench.workload import (
     JobSpec,
@@ -181,3 +185,12 @@ def test_table_2_times_no_action_from_the_service_and_resizes_from_the_apps_resu
                            "std_s": None}  # fmt: skip
     empty = action_times([], [], jobs=0)["expand"]
     assert empty["quantity"] == 0 and empty["per_job"] == 0.0 and empty["mean_s"] is None
+
+
+@pytest.mark.parametrize(
+    ("policy", "said"), [("nope", "unknown policy 'nope'"), ("sd:x", "sd:x: MAX_SLOWDOWN")]
+)
+def test_a_bad_policy_is_refused_before_any_run(policy: str, said: str) -> None:
+    run = subprocess.run([sys.executable, "-m", "slurm_ext", "bench", "workload", "--policy", "dmr:async",
+                          "--policy", policy], capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 2 and said in run.stderr and not run.stdout, run.stderr
