@@ -83,7 +83,7 @@ class SnapshotProfile:
     simulator's base passes use :class:`slurm_ext.sim.schedulers.SortedEndsProfile`, built from its
     sorted end list without these checks (a separate class because it runs at every event)."""
 
-    __slots__ = ("times", "free", "_found", "_low", "_high", "_until", "_starts")
+    __slots__ = ("times", "free", "_found", "_low", "_high", "_until", "_starts", "_not_before")
 
     def __init__(self, now: float, free_now: int, running: Iterable[Running] = ()) -> None:
         self._found = 0  # index of the last start earliest_start found (a hint for reserve)
@@ -96,6 +96,10 @@ class SnapshotProfile:
         self._until: dict[int, float] = {}  # nodes -> when fewer are first free (any change clears it)
         # earliest_start's answers (with their index, reserve's hint), the same way
         self._starts: dict[tuple[int, float], tuple[float, int]] = {}
+        # earliest_start's answers, kept through changes: a change only takes nodes (reserve), so
+        # no start found impossible becomes possible, and the next answer for the same job is no
+        # earlier (a pass reserves for job after job alike: arrays, a user's series)
+        self._not_before: dict[tuple[int, float], float] = {}
 
     @property
     def now(self) -> float:
@@ -184,6 +188,11 @@ class SnapshotProfile:
         times, free = self.times, self.free
         n = len(times)
         k = self._first_with(nodes)  # where the profile is full up to a later release: skipped at once
+        after = self._not_before.get((nodes, duration))
+        if after is not None:
+            if after == INF:
+                return INF
+            k = max(k, bisect_left(times, after))
         while k < n:
             if free[k] < nodes:
                 k += 1
@@ -192,6 +201,7 @@ class SnapshotProfile:
             if j == k + 1 or min(free[k + 1 : j]) >= nodes:  # (a slice's min runs in C)
                 self._found = k
                 self._starts[nodes, duration] = times[k], k
+                self._not_before[nodes, duration] = times[k]
                 return times[k]
             # the first segment short of nodes lies in the window of every start up to it
             k += 1
@@ -199,6 +209,7 @@ class SnapshotProfile:
                 k += 1
             k += 1
         self._starts[nodes, duration] = INF, self._found
+        self._not_before[nodes, duration] = INF
         return INF
 
     def reserve(self, start: float, duration: float, nodes: int) -> None:

@@ -45,6 +45,7 @@ from slurm_ext.policies.profile import SnapshotProfile
 from slurm_ext.policies.working_view import INF, Queued, Running, WorkingView, scaled_duration
 
 _Group = tuple[tuple[tuple[int, int], ...], float]  # ((mate id, nodes lent), ...), impact
+_Row = tuple[float, int, float, int]  # a mate's (*SDPolicy._terms, cap)
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,14 +259,17 @@ class SDPolicy(ViewPolicy):
         for ``duration`` with the least impact, among the ``candidate_mates`` of least penalty."""
         caps = found.caps
         nm = self.candidate_mates
-        tables = _Penalties(self, need, duration, limit, found)
         mates = found.by_end[first:]
+        plain = _plain(self)
+        if len(mates) > nm and plain and _crowded(found.rows[first:], need, duration, nm, self.max_mates):
+            return None  # (nearly every call on a large machine) no mate that may lend enough is ranked
+        tables = _Penalties(self, need, duration, limit, found)
         if len(mates) <= nm:  # all are ranked (select_mates checked their caps): checked unsorted
             if self.max_mates <= 2 and not tables.feasible(mates):
                 return None  # no single mate nor pair may lend ``need`` below the limit
-            keys = self._keys(first, need, duration, tables.plain, found)
+            keys = self._keys(first, need, duration, plain, found)
         else:
-            keys = self._keys(first, need, duration, tables.plain, found)
+            keys = self._keys(first, need, duration, plain, found)
             # The ranked mates are among those whose penalty is at most the nm-th least: if even
             # their largest caps fall short, no group of the ranked lends ``need`` (most calls).
             bar = sorted(keys)[nm - 1]
@@ -281,11 +285,8 @@ class SDPolicy(ViewPolicy):
 
     def _keys(self, first: int, need: int, duration: float, plain: bool, found: _Mates) -> list[float]:
         """The penalty of each of ``found.by_end[first:]`` if it lends what is needed or all it can."""
-        if plain:  # penalty(r, a, duration) from its terms, the same expression
-            return [
-                (base + duration * (cap if cap < need else need) / size) / den
-                for base, size, den, cap in found.rows[first:]
-            ]
+        if plain:
+            return list(_plain_keys(found.rows[first:], need, duration))
         caps = found.caps
         return [self.penalty(r, min(caps[r.job_id], need), duration) for r in found.by_end[first:]]
 
@@ -365,7 +366,7 @@ class _Mates:
     # by_end's job ids, caps and (*terms, cap): what ranking them reads, without a lookup per mate
     ids: list[int] = field(default_factory=list)
     caps_by_end: list[int] = field(default_factory=list)
-    rows: list[tuple[float, int, float, int]] = field(default_factory=list)
+    rows: list[_Row] = field(default_factory=list)
     # (first, need, duration) -> what _best_set answered (None: no group)
     sets: dict[tuple[int, int, float], _Group | None] = field(default_factory=dict)
 
@@ -511,6 +512,30 @@ def _split(
     if best is None:
         return None
     return tuple((r.job_id, a) for r, a in zip(group, best[0], strict=True)), best[1]
+
+
+def _plain_keys(rows: list[_Row], need: int, duration: float) -> Iterator[float]:
+    """``penalty(r, min(cap, need), duration)`` of each mate's row ``(*_terms(r), cap)`` of
+    :class:`_Mates`, in order: ``_terms``'s expression."""
+    return ((base + duration * (cap if cap < need else need) / size) / den for base, size, den, cap in rows)
+
+
+def _crowded(rows: list[_Row], need: int, duration: float, nm: int, max_mates: int) -> bool:
+    """Whether at least ``nm`` of the mates' ``rows`` (with the plain penalty) have a smaller key
+    (``_plain_keys``) than every mate that may lend ``need / max_mates`` nodes or more. Then the
+    ``nm``-th least key is below all of those, so every mate ``_best_set`` ranks (a key at most
+    that) lends fewer, and no group of ``max_mates`` of them lends ``need``. Exact; it stops at
+    the ``nm``-th such key, where ranking computes every key and sorts them (``_best_set``'s
+    check of the ranked mates' caps, which this one spares nearly always on a large machine)."""
+    able = [row for row in rows if row[3] * max_mates >= need]
+    low = min(_plain_keys(able, need, duration), default=INF)
+    below = 0
+    for key in _plain_keys(rows, need, duration):
+        if key < low:
+            below += 1
+            if below == nm:
+                return True
+    return False
 
 
 def _sum_largest(values: list[int], m: int) -> int:

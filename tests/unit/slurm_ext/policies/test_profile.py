@@ -151,3 +151,30 @@ def _low(prof: SnapshotProfile, a: float, b: float) -> int:
     """Fewest free nodes over ``[a, b)``, from the definition: at ``a`` and every breakpoint inside."""
     inside = {t for t in prof.times if a <= t < b}
     return min(_free_at(prof.times, prof.free, t) for t in {a, *inside})
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(0, 6),
+    st.lists(st.tuples(st.sampled_from([10.0, 20.0, 35.0, 70.0, INF]), st.integers(1, 3)), max_size=6),
+    st.lists(
+        st.tuples(st.sampled_from([1e-12, 5.0, 10.0, 15.0, 60.0, INF]), st.integers(0, 6), st.booleans()),
+        max_size=12,
+    ),
+)
+def test_earliest_start_for_jobs_alike_reserved_one_after_another_is_a_fresh_profiles(
+    free: int, releases: list[tuple[float, int]], jobs: list[tuple[float, int, bool]]
+) -> None:
+    # A pass reserves for job after job, many alike: the profile starts the search for a size and
+    # duration it answered before at that answer (a reservation only takes nodes). Each answer is
+    # the one a profile built fresh with the same reservations (never asked before) gives.
+    prof = SnapshotProfile(0.0, free, _jobs(releases))
+    made: list[tuple[float, float, int]] = []
+    for duration, nodes, now in jobs:
+        fresh = SnapshotProfile(0.0, free, _jobs(releases))
+        for reservation in made:
+            fresh.reserve(*reservation)
+        start = 0.0 if now else prof.earliest_start(nodes, duration)  # now: a start, fit or not
+        assert now or start == fresh.earliest_start(nodes, duration)
+        prof.reserve(start, duration, nodes)
+        made.append((start, duration, nodes))

@@ -8,6 +8,7 @@ from slurm_ext.decisions import Expand, Shrink, StartJob
 from slurm_ext.model import MalleableSpec
 from slurm_ext.policies.sdpolicy import (
     SDPolicy,
+    _crowded,
     _Mates,
     _Penalties,
     _search,
@@ -203,3 +204,31 @@ def test_the_checks_before_the_search_reject_only_what_it_finds_nothing_in(
     keyed = sorted((policy.penalty(r, min(caps[r.job_id], need), duration), r.job_id, r) for r in by_end)
     ranked = [r for _, _, r in keyed[:candidate_mates]]
     assert policy._best_set(0, need, duration, limit, found) == _search(ranked, need, tables, caps, max_mates)
+
+
+@given(
+    st.lists(_mate, min_size=1, max_size=12),
+    st.integers(1, 12),
+    st.floats(1, 50000),
+    st.sampled_from([1, 2, 3]),
+    st.sampled_from([1, 2, 4]),
+)
+def test_crowded_only_where_no_ranked_group_lends_enough(
+    mates_drawn, need, duration, max_mates, candidate_mates
+) -> None:
+    """``_crowded`` (the check ``_best_set`` makes first) says True only where the mates ranked
+    (the ``candidate_mates`` of least penalty) cannot lend ``need`` nodes together, whatever
+    the ties: every mate with a penalty at most the ``candidate_mates``-th least has too small a cap."""
+    policy = SDPolicy(max_mates=max_mates, candidate_mates=candidate_mates)
+    mates = [
+        Running(k, size, NOW + span, MalleableSpec(min(low, size), size), NOW, NOW - waited, req)
+        for k, (size, low, waited, span, req) in enumerate(mates_drawn, start=1)
+    ]
+    mates = [r for r in mates if policy._cap(r) > 0]
+    rows = [(*policy._terms(r), policy._cap(r)) for r in mates]
+    keys = [policy.penalty(r, min(policy._cap(r), need), duration) for r in mates]
+    if len(keys) < candidate_mates or not _crowded(rows, need, duration, candidate_mates, max_mates):
+        return
+    bar = sorted(keys)[candidate_mates - 1]
+    held = [row[3] for row, key in zip(rows, keys, strict=True) if key <= bar]
+    assert _sum_largest(held, max_mates) < need
