@@ -84,11 +84,14 @@ class JobSpec:
     min_size: int = 1
     preferred: int | None = None
     max_size: int | None = None  # None: its submitted size
+    minutes: int = 20  # its time limit (sbatch -t)
 
 
 APPS_ALL = ("fs", "cg", "jacobi", "nbody")
 APPS_PAPER = ("cg", "jacobi", "nbody")  # paper 002 §7.5: "one of the three non-synthetic applications"
 SUBMIT_AT = ("max", "min")  # paper 002 submits at the maximum; paper 000 (DBES) at the minimum
+START_SECONDS = 15.0  # a job's start-up (srun, MPI_Init, the service's first answer) beside its steps
+LIMITS = ("fixed", "estimate")  # every job -t 20, or twice its expected run time (a user's estimate)
 
 
 # Paper 002, Table 1 (one process per node): min, max, preferred.
@@ -123,13 +126,21 @@ def generate(
     scaling: float = SCALING,
     apps: tuple[str, ...] = APPS_PAPER,
     submit_at: str = "max",
+    long_fraction: float = 0.0,
+    limits: str = "fixed",
 ) -> list[JobSpec]:
     """The workload: ``apps`` in a seeded random mix, exponential gaps of mean ``mean_gap`` s; each
     job submitted at its maximum (or minimum) size, a step lasting about ``step_seconds`` (x0.5, x1,
-    x1.5) on 4 ranks."""
+    x1.5) on 4 ranks; ``long_fraction`` of the jobs run 4x the steps. ``limits``: every job asks for
+    20 minutes ("fixed"), or for twice its expected run time at its submitted size ("estimate"):
+    SD-Policy lends a mate's nodes only to a job that ends before the mate's limit, which equal
+    limits never allow."""
     unknown = set(apps) - set(APPS_ALL)
-    if not apps or unknown or submit_at not in SUBMIT_AT:
-        raise ValueError(f"apps must be among {', '.join(APPS_ALL)} and submit_at one of {SUBMIT_AT}")
+    if not apps or unknown or submit_at not in SUBMIT_AT or limits not in LIMITS:
+        raise ValueError(f"apps must be among {', '.join(APPS_ALL)}, submit_at one of {SUBMIT_AT}, "
+                         f"limits one of {LIMITS}")  # fmt: skip
+    if not 0 <= long_fraction <= 1:
+        raise ValueError(f"the long fraction must be in [0, 1], got {long_fraction}")
     rng = random.Random(seed)
     small = {"fs": "--state-mb 8", "cg": "--n 32 --iters 25", "jacobi": "--n 64 --sweeps 5",
              "nbody": "--bodies 64 --substeps 2"}  # fmt: skip
@@ -140,11 +151,15 @@ def generate(
         lo, hi, pref = table[app]
         # the step's work on one rank, so that a step on 4 ranks takes step_seconds x (0.5, 1, 1.5)
         work = step_seconds * rng.choice((0.5, 1.0, 1.5)) * 4**scaling
+        # drawn only when asked for: the mixes of --long-fraction 0 stay those of earlier runs
+        n_steps = steps * 4 if long_fraction and rng.random() < long_fraction else steps
         model = "--step-seconds" if app == "fs" else "--model-seconds"
-        args = (f"--steps {steps} {model} {work:.2f} --scaling {scaling:.3f} {small[app]} "
+        args = (f"--steps {n_steps} {model} {work:.2f} --scaling {scaling:.3f} {small[app]} "
                 f"--min {lo} --max {hi}" + ("" if pref is None else f" --preferred {pref}"))  # fmt: skip
         size = hi if submit_at == "max" else lo
-        out.append(JobSpec(f"w{i:02d}-{app}", round(t, 2), app, args, size, lo, pref, hi))
+        expected = n_steps * work / size**scaling + START_SECONDS
+        minutes = 20 if limits == "fixed" else math.ceil(2 * expected / 60)
+        out.append(JobSpec(f"w{i:02d}-{app}", round(t, 2), app, args, size, lo, pref, hi, minutes))
         t += rng.expovariate(1.0 / mean_gap)
     return out
 
@@ -196,7 +211,7 @@ def run_mode(mode: str, policy: str, specs: list[JobSpec], workdir: Path, nodes:
             asynchronous = " --async" if mode == "malleable" and policy.endswith(":async") else ""
             job_script.write_text(f"#!/bin/bash\n{sys.executable} -m dmr --ppn 1 -- {sys.executable} "
                                   f"{app_script(spec.app)} {spec.args}{asynchronous}\n")  # fmt: skip
-            argv = ["sbatch", "--parsable", "-N", str(spec.size), "-t", "20", "-J", spec.name,
+            argv = ["sbatch", "--parsable", "-N", str(spec.size), "-t", str(spec.minutes), "-J", spec.name,
                     "-o", str(out_dir / f"{spec.name}-%j.out")]  # fmt: skip
             if mode == "malleable":
                 pref = "" if spec.preferred is None else f",preferred={spec.preferred}"
@@ -476,6 +491,11 @@ def workload_cmd(
     submit_at: Annotated[
         str, typer.Option(help="Jobs are submitted at their 'max' size (paper 002) or 'min' (paper 000)")
     ] = "max",
+    long_fraction: Annotated[float, typer.Option(help="Fraction of the jobs that run 4x the steps")] = 0.0,
+    limits: Annotated[
+        str,
+        typer.Option(help="Time limits: 'fixed' (20 min each) or 'estimate' (twice a job's expected time)"),
+    ] = "fixed",
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object")] = False,
     workdir: Annotated[
         Path | None, typer.Option(help="Scripts, outputs and events [default: new /tmp dir]")
@@ -497,7 +517,8 @@ def workload_cmd(
     nodes = load_config().cluster.nodes
     try:
         mix = tuple(a.strip() for a in apps.split(",") if a.strip())
-        workloads = {k: generate(jobs, mean_gap, k, step_seconds, steps, nodes, scaling, mix, submit_at)
+        workloads = {k: generate(jobs, mean_gap, k, step_seconds, steps, nodes, scaling, mix, submit_at,
+                                 long_fraction, limits)
                      for k in range(seed, seed + seeds)}  # fmt: skip
         for name in policy:  # a bad name fails now, not after the rigid run
             make_policy(name.removesuffix(":async"))
@@ -537,7 +558,8 @@ def workload_cmd(
     }
     summary = {"workload": [asdict(s) for s in workloads[seed]], "runs": runs, "gains": gains,
                "definitions": DEFINITIONS, "paper_gain": PAPER, "seed": seed, "seeds": seeds,
-               "scaling": scaling, "apps": apps, "submit_at": submit_at, "load": os.getloadavg()[0],
+               "scaling": scaling, "apps": apps, "submit_at": submit_at, "long_fraction": long_fraction,
+               "limits": limits, "load": os.getloadavg()[0],
                "workdir": str(where)}  # fmt: skip
     if as_json:
         typer.echo(json.dumps(summary))

@@ -61,6 +61,25 @@ def test_a_step_on_four_ranks_lasts_about_the_step_length_and_a_4x_shrink_costs_
     assert step_time(10.0, 4) == 2.5  # default: perfectly scalable
 
 
+def test_long_jobs_and_estimated_limits_give_sd_policy_mates_that_end_after_a_new_job():
+    from dmr_apps.common import step_time
+    from slurm_ext.bench.workload import SCALING, START_SECONDS
+
+    assert all(j.minutes == 20 for j in generate(30, 1.0, seed=2, step_seconds=6, steps=10))  # as before
+    mix = generate(60, 1.0, seed=2, step_seconds=6, steps=10, long_fraction=0.3, limits="estimate")
+    steps = {j.name: int(j.args.split()[1]) for j in mix}
+    assert set(steps.values()) == {10, 40} and 8 < sum(n == 40 for n in steps.values()) < 30
+    for job in mix:  # twice the expected time at its submitted size, in whole minutes
+        words = job.args.split()
+        work = float(words[words.index("--step-seconds" if job.app == "fs" else "--model-seconds") + 1])
+        expected = steps[job.name] * step_time(work, job.size, SCALING) + START_SECONDS
+        assert job.minutes == math.ceil(2 * expected / 60), job
+    assert max(j.minutes for j in mix) > 2 * min(j.minutes for j in mix)  # long mates outlast short jobs
+    for bad in ({"limits": "guess"}, {"long_fraction": 1.5}):
+        with pytest.raises(ValueError):
+            generate(3, 1.0, seed=2, step_seconds=6, steps=10, **bad)
+
+
 def test_node_seconds_follow_the_resizes_of_the_events(tmp_path: Path):
     ids = {1: JobSpec("a", 0, "fs", "", 4), 2: JobSpec("b", 0, "fs", "", 2)}
     rows = {1: (0.0, 0.0, 100.0, "COMPLETED"), 2: (0.0, 50.0, 100.0, "COMPLETED")}
