@@ -30,7 +30,3 @@ class Inhibitor:
             return False
         self._last_ask = now
         return True
-
-    @property
-    def active(self) -> bool:
-        return self.seconds > 0 or self.calls > 1

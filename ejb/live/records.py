@@ -83,12 +83,6 @@ class AppRecord:
     def log(self, now: float, text: str) -> None:
         self.events.append((now, text))
 
-    def by_job(self, job_id: int) -> SubjobRecord | None:
-        return next((s for s in self.subjobs.values() if s.job_id == job_id), None)
-
-    def member_hosts(self) -> list[str]:
-        return [h for s in self.subjobs.values() if s.members for h in s.hosts]
-
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 

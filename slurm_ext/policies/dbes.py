@@ -215,7 +215,7 @@ class DBES(ViewPolicy):
         return prof, (k, out)
 
     def _deps(self, cl: WorkingView, t: float) -> list[Running]:
-        # cl.ending_at(t) filtered to malleable jobs: called several times per StartLater job
+        # the malleable running jobs ending at t: called several times per StartLater job
         return [r for r in cl.malleable_running() if ends_at(r.end, t)]
 
     def _clear_invalid(self, cl: WorkingView, later: list[tuple[Queued, float]]) -> None:

@@ -128,10 +128,6 @@ class WorkingView:
             self._malleable = cached
         return cached[1]
 
-    def ending_at(self, t: float, eps: float = 1e-6) -> list[Running]:
-        """Running jobs whose expected end is ``t`` (the jobs a reservation at ``t`` waits for)."""
-        return [r for r in self.running.values() if ends_at(r.end, t, eps)]
-
     # --- actions (recorded in order) ------------------------------------------------------
     def start(self, job: Queued, nodes: int, reason: str) -> None:
         if nodes > self.free:

@@ -37,9 +37,6 @@ class EventQueue:
     def pop(self) -> Event:
         return heapq.heappop(self.heap)
 
-    def peek_time(self) -> float | None:
-        return self.heap[0][0] if self.heap else None
-
     def __len__(self) -> int:
         return len(self.heap)
 
