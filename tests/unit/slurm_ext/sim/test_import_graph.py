@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.unit.test_import_graph import find_cycle  # one circle search for both checks
+
 PACKAGE = "slurm_ext.sim"
 ROOT = Path(__file__).resolve().parents[4] / "slurm_ext"
 SIM = ROOT / "sim"
@@ -49,29 +51,6 @@ def imports_of(source: str) -> set[str]:
 def import_graph() -> dict[str, set[str]]:
     graph = {p.stem: imports_of(p.read_text()) for p in SIM.glob("*.py") if p.stem != "__init__"}
     return {m: {d for d in deps if d in graph and d != m} for m, deps in graph.items()}
-
-
-def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    """One import circle as a path ``[a, b, ..., a]``, or None."""
-    done: set[str] = set()
-
-    def walk(node: str, path: list[str]) -> list[str] | None:
-        if node in path:
-            return [*path[path.index(node) :], node]
-        if node in done:
-            return None
-        for dep in sorted(graph[node]):
-            cycle = walk(dep, [*path, node])
-            if cycle:
-                return cycle
-        done.add(node)
-        return None
-
-    for start in sorted(graph):
-        cycle = walk(start, [])
-        if cycle:
-            return cycle
-    return None
 
 
 def test_no_import_circle_in_sim() -> None:
