@@ -28,6 +28,14 @@ Whole-node adaptation of constraint 3 (sum of weights = requested nodes): the ne
 possible, else the largest size down to its minimum for which a mate set exists, and its run
 time grows by ``requested / k`` (§3.4: run time proportional to resources; with whole nodes
 the ideal and worst-case models coincide).
+
+With ``share_cores`` the paper's own sharing is modelled instead: each node is ``1 /
+sharing_factor`` slots of cores (2 for the paper's 0.5) and job sizes are counted in slots
+(:func:`slurm_ext.workloads.model.node_slots` makes such a workload). A mate lends one slot on each
+node it shares and keeps all its nodes; the new job runs on its requested number of nodes, idle
+ones whole and the rest one slot of a mate's node each (constraint 3); its run time and the mates'
+grow as their slots fall (§3.4's ideal model, Eq. 5). When a mate ends first, its slots on the
+nodes it shared go to the new job (Listing 3: cores back to the running tasks).
 """
 
 from __future__ import annotations
@@ -67,6 +75,8 @@ class SDPolicy(ViewPolicy):
         sharing_factor: float = 0.5,
         reservation_depth: int = 100,
         candidate_mates: int = 20,
+        share_cores: bool = False,
+        runtime_model: Literal["ideal", "worst"] = "ideal",
     ) -> None:
         if max_slowdown != "dynamic" and not (isinstance(max_slowdown, int | float) and max_slowdown > 1):
             raise ValueError(f"max_slowdown must be a number > 1 or 'dynamic', got {max_slowdown!r}")
@@ -77,6 +87,14 @@ class SDPolicy(ViewPolicy):
         self.max_slowdown = max_slowdown
         self.max_mates = max_mates
         self.sharing_factor = sharing_factor
+        # slots per node: 1 is whole nodes; with share_cores, 1 / sharing_factor (a whole number)
+        self.slots = slots_per_node(sharing_factor) if share_cores else 1
+        if runtime_model not in ("ideal", "worst"):
+            raise ValueError(f"runtime_model must be ideal or worst, got {runtime_model!r}")
+        if runtime_model == "worst" and self.slots != 2:
+            raise ValueError("the worst-case runtime model needs shared cores with a sharing factor of 0.5")
+        # §3.4: the worst case (Eq. 6) is what the paper's policy predicts with; ideal is Eq. 5
+        self.worst_case = runtime_model == "worst"
         self.depth = reservation_depth  # Slurm's backfill plans many jobs (bf_max_job_test)
         self.candidate_mates = candidate_mates  # the paper's "first nm mates with lower p"
         self.requested: dict[int, float] = {}  # job id -> requested time, as first seen
@@ -162,8 +180,9 @@ class SDPolicy(ViewPolicy):
         return sum(sds) / len(sds) if sds else INF
 
     def penalty(self, r: Running, lent: int, duration: float) -> float:
-        """Eq. 4: the mate's predicted slowdown if it lends ``lent`` nodes for ``duration``."""
-        return self._slowdown(r, duration * lent / r.size)
+        """Eq. 4: the mate's predicted slowdown if it lends ``lent`` nodes for ``duration`` (in the
+        worst case, any loan halves its pace: a node at one slot of two)."""
+        return self._slowdown(r, duration / 2 if self.worst_case else duration * lent / r.size)
 
     def select_mates(
         self, cl: WorkingView, prof: SnapshotProfile, job: Queued, limit: float
@@ -175,6 +194,8 @@ class SDPolicy(ViewPolicy):
         size gets past the cheap checks (most jobs of a long queue find no mate ending after them,
         or none lending enough, and need no earliest start)."""
         assert job.malleable is not None
+        if self.slots > 1:
+            return self._select_shared(cl, prof, job, limit)
         want = job.node_count
         req = scaled_duration(job, want)
         if req == INF:
@@ -223,6 +244,48 @@ class SDPolicy(ViewPolicy):
                 loans, impact = best
                 return MateChoice(k, duration, loans, impact)
             k -= 1
+        return None
+
+    def _select_shared(
+        self, cl: WorkingView, prof: SnapshotProfile, job: Queued, limit: float
+    ) -> MateChoice | None:
+        """``select_mates`` with shared cores (sizes in slots): the job takes its ``n`` requested
+        nodes, ``i`` of them idle (all their slots) and ``n - i`` shared (one slot of a mate's
+        node each), the most idle nodes first (the earliest end)."""
+        s = self.slots
+        want = job.node_count
+        n = want // s
+        req = scaled_duration(job, want)
+        if req == INF or n * s != want:
+            return None  # not a whole-node request: no shape of 003's
+        found = self._mates(cl, limit)
+        if not found.mates:
+            return None
+        by_end, tops = found.by_end, found.tops
+        now, first, static_end = cl.now, 0, -INF
+        for i in range(min(cl.free // s, n - 1), -1, -1):
+            k = i * s + (n - i)
+            if k < job.min_nodes:
+                break  # fewer idle nodes only means fewer slots
+            duration = req * 2 if self.worst_case else req * want / k
+            end = now + duration
+            if i * s > min(cl.free, prof.min_free(now, end)):
+                continue  # those idle nodes are not idle until the job's end
+            need = n - i  # mates' nodes, one slot each
+            while first < len(by_end) and by_end[first].end < end:
+                first += 1
+            if first == len(by_end) or tops[first] < need:
+                break  # fewer idle nodes: a later end and more slots needed, from fewer mates
+            if static_end == -INF:
+                static_end = prof.earliest_start(want, req) + req
+            if end >= static_end:
+                break
+            asked = (first, need, duration)
+            if asked not in found.sets:
+                found.sets[asked] = self._best_set(first, need, duration, limit, found)
+            best = found.sets[asked]
+            if best is not None:
+                return MateChoice(k, duration, best[0], best[1])
         return None
 
     def _mates(self, cl: WorkingView, limit: float) -> _Mates:
@@ -291,6 +354,9 @@ class SDPolicy(ViewPolicy):
         return [self.penalty(r, min(caps[r.job_id], need), duration) for r in found.by_end[first:]]
 
     def _cap(self, r: Running) -> int:
+        s = self.slots
+        if s > 1:  # one slot on each node it holds whole: a job that borrowed lends nothing
+            return 0 if r.job_id in self.loans else max(0, r.size - r.max // s * (s - 1))
         # int() is floor here (a positive share), and a native conversion in the compiled build
         return min(r.size - r.min, int(self.sharing_factor * r.size))
 
@@ -341,7 +407,10 @@ class SDPolicy(ViewPolicy):
         self.loans[job.job_id] = choice.loans
 
     def _give_back(self, cl: WorkingView) -> None:
-        """Mates get their nodes back when the job they made room for has ended."""
+        """Mates get their nodes back when the job they made room for has ended (with shared
+        cores, the new job gets a mate's slots on their shared nodes when the mate ends first)."""
+        if self.slots > 1:
+            self._take_over(cl)
         for new_id in [j for j in self.loans if j not in cl.running]:
             if any(j.job_id == new_id for j in cl.pending):
                 continue
@@ -352,6 +421,34 @@ class SDPolicy(ViewPolicy):
                 grow = min(lent, r.max - r.size, cl.free)
                 if grow > 0:
                     cl.resize(r, r.size + grow, f"SD: job {new_id} ended, nodes back to mate")
+
+    def _take_over(self, cl: WorkingView) -> None:
+        for new_id, loans in list(self.loans.items()):
+            r = cl.running.get(new_id)
+            if r is None:
+                continue
+            ended = [(m, lent) for m, lent in loans if m not in cl.running]
+            if not ended:
+                continue
+            grow = min(sum(lent for _, lent in ended) * (self.slots - 1), r.max - r.size, cl.free)
+            if grow > 0:
+                cl.resize(
+                    r, r.size + grow, f"SD: mates {[m for m, _ in ended]} ended, their cores to job {new_id}"
+                )
+            kept = tuple(loan for loan in loans if loan[0] in cl.running)
+            if kept:
+                self.loans[new_id] = kept
+            else:
+                del self.loans[new_id]
+
+
+def slots_per_node(sharing_factor: float) -> int:
+    """Slots of a node when a mate lends ``sharing_factor`` of each node's cores: 1 / it, which
+    must be a whole number (0.5: two slots, one per socket as on the paper's machine)."""
+    s = round(1 / sharing_factor)
+    if s < 2 or abs(s * sharing_factor - 1) > 1e-9:
+        raise ValueError(f"sharing cores needs a sharing factor of 1/2, 1/3, ...; got {sharing_factor}")
+    return s
 
 
 @dataclass(frozen=True, slots=True)
@@ -565,9 +662,9 @@ def _suffix_tops(caps: list[int], m: int) -> list[int]:
 
 
 def _plain(policy: SDPolicy) -> bool:
-    """Whether ``policy``'s penalty is SD-Policy's own (Eq. 4), which ``_terms`` splits up."""
+    """Whether ``policy``'s penalty is SD-Policy's own (Eq. 4, ideal model), which ``_terms`` splits up."""
     kind = type(policy)
-    return kind.penalty is SDPolicy.penalty and kind._slowdown is SDPolicy._slowdown
+    return kind.penalty is SDPolicy.penalty and kind._slowdown is SDPolicy._slowdown and not policy.worst_case
 
 
 def _end(r: Running) -> float:

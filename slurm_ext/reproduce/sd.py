@@ -3,8 +3,10 @@
 Two of the paper's workloads are public logs (its Table 1): RICC 2010 September (10,000 jobs on
 1,024 nodes of 8 cores) and CEA-Curie 2011's primary partition (198,509 jobs, 5,040 nodes of 16
 cores). Each is run under static EASY backfilling (the baseline every figure is normalised to) and
-under SD-Policy on whole nodes (every job malleable) with MAX_SLOWDOWN 5, 10, 50, unbounded and
-dynamic (Figs. 1-3). The metrics are the paper's: makespan, mean response time (end - submit) and
+under SD-Policy (every job malleable) with MAX_SLOWDOWN 5, 10, 50, unbounded and dynamic (Figs.
+1-3), twice: on whole nodes (what a site without core sharing can do live) and sharing cores as the
+paper does (``--share-cores``: a mate lends half the cores of each node it shares, SharingFactor 0.5,
+the ideal runtime model). The metrics are the paper's: makespan, mean response time (end - submit) and
 mean slowdown (response time / run time, not bounded; run times under 1 s read as 1 s).
 
 Writes ``sd.csv`` (one row per workload and run), ``sd.png`` (each run's metrics normalised to the
@@ -88,31 +90,40 @@ def measures(result: Any) -> dict[str, float]:
     }
 
 
-def label(max_slowdown: float | str) -> str:
+SHARINGS = ("nodes", "cores")  # whole nodes lent, or cores shared on nodes (003's own)
+
+
+def label(max_slowdown: float | str, sharing: str = "nodes") -> str:
+    prefix = "SD" if sharing == "nodes" else "SD cores"
     if max_slowdown == "dynamic":
-        return "SD dynamic"
-    return "SD MAXSD inf" if max_slowdown == math.inf else f"SD MAXSD {max_slowdown:g}"
+        return f"{prefix} dynamic"
+    return f"{prefix} MAXSD inf" if max_slowdown == math.inf else f"{prefix} MAXSD {max_slowdown:g}"
 
 
 def run_case(
-    wl: Workload, max_slowdowns: tuple[float | Literal["dynamic"], ...], done: Callable[[str], None]
+    wl: Workload,
+    max_slowdowns: tuple[float | Literal["dynamic"], ...],
+    done: Callable[[str], None],
+    sharings: tuple[str, ...] = SHARINGS,
 ) -> list[dict[str, Any]]:
-    """EASY, then SD-Policy (every job malleable) at each MAX_SLOWDOWN: one row each (``done``
-    hears each run's name as it ends)."""
+    """EASY, then SD-Policy (every job malleable) at each MAX_SLOWDOWN, on whole nodes and
+    sharing cores: one row each (``done`` hears each run's name as it ends)."""
     from slurm_ext.policies.sdpolicy import SDPolicy
     from slurm_ext.sim.engine import simulate
-    from slurm_ext.workloads.model import MalleableRule
+    from slurm_ext.workloads.model import MalleableRule, node_slots
 
     base = simulate(wl, "easy")
     rows: list[dict[str, Any]] = [{"workload": wl.name, "run": "EASY", "jobs": len(wl.jobs),
                                    "seconds": base.wall_time, **measures(base)}]  # fmt: skip
     done(f"{wl.name} EASY")
-    flexible = MalleableRule(fraction=1.0).apply(wl)
-    for m in max_slowdowns:
-        r = simulate(flexible, "easy", SDPolicy(max_slowdown=m))
-        rows.append({"workload": wl.name, "run": label(m), "jobs": len(wl.jobs), "seconds": r.wall_time,
-                     **measures(r)})  # fmt: skip
-        done(f"{wl.name} {label(m)}")
+    for sharing in sharings:
+        cores = sharing == "cores"
+        flexible = node_slots(wl, 2) if cores else MalleableRule(fraction=1.0).apply(wl)
+        for m in max_slowdowns:
+            r = simulate(flexible, "easy", SDPolicy(max_slowdown=m, share_cores=cores))
+            rows.append({"workload": wl.name, "run": label(m, sharing), "jobs": len(wl.jobs),
+                         "seconds": r.wall_time, **measures(r)})  # fmt: skip
+            done(f"{wl.name} {label(m, sharing)}")
     for row in rows:
         for key in ("makespan", "response", "slowdown"):
             row[f"{key}_vs_easy"] = row[key] / rows[0][key] - 1
@@ -138,8 +149,8 @@ def plot(rows: list[dict[str, Any]], path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     names = list(dict.fromkeys(r["workload"] for r in rows))
-    fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4), squeeze=False)
-    for ax, name in zip(axes[0], names, strict=True):
+    fig, axes = plt.subplots(len(names), 1, figsize=(10, 4 * len(names)), squeeze=False)
+    for ax, name in zip(axes[:, 0], names, strict=True):
         runs = [r for r in rows if r["workload"] == name and r["run"] != "EASY"]
         x = np.arange(len(runs))
         for k, key in enumerate(("makespan", "response", "slowdown")):
@@ -174,6 +185,7 @@ def markdown(rows: list[dict[str, Any]], path: Path, jobs: int | None) -> Path:
             lines.append(f"| {r['run']} | {r['jobs']:,} | " + " | ".join(cells) + " |")
         said = ", ".join(f"{k} {100 * v:+.1f}%" for k, v in best.items())
         lines += ["", f"The paper's SD-Policy (cores shared on nodes): best {said} against its baseline.", ""]
+    lines.append('Rows "SD cores" share cores as the paper does; rows "SD" lend whole nodes.')
     lines.append("Why the numbers differ: docs/simulator/sd-policy.md.")
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -189,6 +201,10 @@ def sd_cmd(
     ricc_window: Annotated[
         int, typer.Option(help="September jobs of RICC before the workload's 10,000 (not named in the paper)")
     ] = RICC_WINDOW,
+    sharing: Annotated[
+        str,
+        typer.Option(help="SD-Policy's runs: nodes (whole nodes lent), cores (cores shared, 003's), or both"),
+    ] = "both",
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
 ) -> None:
     """SD-Policy's simulations (paper 003): EASY and SD at each MAX_SLOWDOWN on RICC-sept and
@@ -198,6 +214,10 @@ def sd_cmd(
     if jobs is not None and jobs < 1:
         typer.echo(f"error: --jobs must be >= 1, got {jobs}", err=True)
         raise typer.Exit(2)
+    if sharing not in (*SHARINGS, "both"):
+        typer.echo(f"error: --sharing must be nodes, cores or both, got {sharing!r}", err=True)
+        raise typer.Exit(2)
+    sharings = SHARINGS if sharing == "both" else (sharing,)
     jobs = jobs or (QUICK_JOBS if quick else None)
     rows: list[dict[str, Any]] = []
     try:
@@ -205,7 +225,7 @@ def sd_cmd(
     except (OSError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    total, finished = len(loaded) * (1 + len(MAX_SLOWDOWNS)), [0]
+    total, finished = len(loaded) * (1 + len(sharings) * len(MAX_SLOWDOWNS)), [0]
     with progress_bar("runs", "runs", enabled=not as_json) as update:
 
         def done(name: str) -> None:
@@ -213,7 +233,7 @@ def sd_cmd(
             update(finished[0], total, name)
 
         for wl in loaded:
-            rows += run_case(wl, MAX_SLOWDOWNS, done)
+            rows += run_case(wl, MAX_SLOWDOWNS, done, sharings)
     files = write_report(rows, out, jobs)
     if as_json:
         typer.echo(json.dumps({"rows": rows, "paper_baseline": PAPER_BASELINE, "paper_best": PAPER_BEST,

@@ -49,6 +49,7 @@ CONSTANTS = frozenset(
         "check_period",
         "strict",
         "record_timeline",
+        "worst_case",
         "_plans_on_view",
         "_may_skip",
         "_n_trace",

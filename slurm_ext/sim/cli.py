@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -23,11 +23,12 @@ from slurm_ext.cli_options import (
 )
 from slurm_ext.console import progress_bar
 from slurm_ext.metrics import RunSummary, job_metrics, paired_table, summarize, summary_table, write_jobs_csv
+from slurm_ext.policies.sdpolicy import slots_per_node
 from slurm_ext.sim.engine import Simulator
 from slurm_ext.sim.registry import policy_names, resolve
 from slurm_ext.sim.result import SimResult
 from slurm_ext.workloads import load_workload
-from slurm_ext.workloads.model import MalleableRule, Workload
+from slurm_ext.workloads.model import MalleableRule, Workload, node_slots
 from slurm_ext.workloads.reading import parse_reading
 from slurm_ext.workloads.swf import SwfError
 
@@ -54,6 +55,26 @@ CoresOpt = Annotated[
         " (processors / cores, rounded up), the machine is MaxProcs / cores nodes."
     ),
 ]
+ShareCoresOpt = Annotated[
+    bool,
+    typer.Option(
+        help="SD-Policy shares nodes' cores as 003 does: each node is 1/SharingFactor slots, a mate lends one"
+        " on each node it shares, every job malleable (sd, sd:N, sd-dynamic and the rigid baselines only)."
+    ),
+]
+SharingOpt = Annotated[
+    float,
+    typer.Option(
+        help="SD-Policy's SharingFactor: the share of a mate's nodes (--share-cores: cores) it lends."
+    ),
+]
+RuntimeModelOpt = Annotated[
+    str,
+    typer.Option(
+        help="How a job's pace follows its cores (003 §3.4): ideal (linear in its cores) or worst (its"
+        " least-provisioned node's pace; needs --share-cores)."
+    ),
+]
 OverheadOpt = Annotated[float, typer.Option(help="Seconds a resize pauses the job.")]
 CheckOpt = Annotated[float | None, typer.Option(help="Malleable jobs ask the policy every N s.")]
 
@@ -63,6 +84,15 @@ class RunOptions:
     base: str = "easy"
     resize_overhead: float = 0.0
     check_period: float | None = None
+    sd_options: dict[str, Any] = field(default_factory=dict)  # SD-Policy's (registry.resolve)
+    runtime_model: str = "ideal"
+
+
+def sd_options(share_cores: bool, sharing_factor: float, runtime_model: str) -> dict[str, Any]:
+    """SD-Policy's options as given on the command line: none when all are the defaults."""
+    if not share_cores and sharing_factor == 0.5 and runtime_model == "ideal":
+        return {}
+    return {"share_cores": share_cores, "sharing_factor": sharing_factor, "runtime_model": runtime_model}
 
 
 def prepare_workload(
@@ -76,8 +106,17 @@ def prepare_workload(
     serial_fraction: float = 0.0,
     swf_reading: str = "default",
     cores_per_node: int = 1,
+    slots: int = 1,
 ) -> Workload:
-    """Load ``spec`` and make ``malleable_fraction`` of its jobs malleable (factor 2, at max)."""
+    """Load ``spec`` and make ``malleable_fraction`` of its jobs malleable (factor 2, at max); with
+    ``slots`` > 1, count it in slots of nodes instead (:func:`node_slots`: every job malleable)."""
+    if slots > 1:
+        if malleable_fraction:
+            raise ValueError("--share-cores makes every job malleable: leave --malleable-fraction out")
+        wl = prepare_workload(spec, seed=seed, malleable_fraction=0.0, jobs=jobs, nodes=nodes,
+                              evolving_fraction=evolving_fraction, swf_reading=swf_reading,
+                              cores_per_node=cores_per_node)  # fmt: skip
+        return node_slots(wl, slots)
     if spec.strip().lower() == "esp":
         from slurm_ext.workloads import load_esp
 
@@ -98,13 +137,14 @@ def run_one(
     wl: Workload, policy: str, opts: RunOptions, progress: bool = False
 ) -> tuple[SimResult, RunSummary]:
     """Simulate ``wl`` under ``policy`` and summarise it; wall time covers the simulation only."""
-    r = resolve(policy, opts.base)
+    r = resolve(policy, opts.base, opts.sd_options)
     sim = Simulator(
         wl,
         r.scheduler,
         r.policy,
         resize_overhead=opts.resize_overhead,
         check_period=opts.check_period,
+        runtime_model=opts.runtime_model,
     )
     with progress_bar(policy, "arrivals", enabled=progress) as bar:
         result = sim.run(progress=bar if progress else None)
@@ -154,6 +194,9 @@ def simulate_cmd(
     jobs: JobsOpt = None,
     nodes: NodesOpt = None,
     cores_per_node: CoresOpt = 1,
+    share_cores: ShareCoresOpt = False,
+    sharing_factor: SharingOpt = 0.5,
+    runtime_model: RuntimeModelOpt = "ideal",
     resize_overhead: OverheadOpt = 0.0,
     check_period: CheckOpt = None,
     swf_reading: ReadingOpt = "default",
@@ -175,8 +218,10 @@ def simulate_cmd(
             serial_fraction=serial_fraction,
             swf_reading=swf_reading,
             cores_per_node=cores_per_node,
+            slots=slots_per_node(sharing_factor) if share_cores else 1,
         )
-        opts = RunOptions(base, resize_overhead, check_period)
+        sd = sd_options(share_cores, sharing_factor, runtime_model)
+        opts = RunOptions(base, resize_overhead, check_period, sd, runtime_model)
         result, summary = run_one(wl, policy, opts, progress=show_progress(quiet))
         summary.wall_time = time.perf_counter() - t0  # load + simulate, not the output files
         paths = write_outputs(out, result, summary, policy.replace(":", "_"), not no_plots) if out else []
@@ -212,6 +257,9 @@ def compare_cmd(
     jobs: JobsOpt = None,
     nodes: NodesOpt = None,
     cores_per_node: CoresOpt = 1,
+    share_cores: ShareCoresOpt = False,
+    sharing_factor: SharingOpt = 0.5,
+    runtime_model: RuntimeModelOpt = "ideal",
     resize_overhead: OverheadOpt = 0.0,
     check_period: CheckOpt = None,
     swf_reading: ReadingOpt = "default",
@@ -225,8 +273,8 @@ def compare_cmd(
     if not names:
         raise fail(f"no policy given; valid: {', '.join(policy_names())}")
     try:
-        for name in names:
-            resolve(name, base)  # fail on a bad name before any long run
+        for name in names:  # fail on a bad name or option before any long run
+            resolve(name, base, sd_options(share_cores, sharing_factor, runtime_model))
         wl = prepare_workload(
             workload,
             seed=seed,
@@ -237,8 +285,10 @@ def compare_cmd(
             serial_fraction=serial_fraction,
             swf_reading=swf_reading,
             cores_per_node=cores_per_node,
+            slots=slots_per_node(sharing_factor) if share_cores else 1,
         )
-        opts = RunOptions(base, resize_overhead, check_period)
+        sd = sd_options(share_cores, sharing_factor, runtime_model)
+        opts = RunOptions(base, resize_overhead, check_period, sd, runtime_model)
         runs = [run_one(wl, name, opts, progress=show_progress(quiet)) for name in names]
         paths = []
         if out:

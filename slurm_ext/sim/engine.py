@@ -226,8 +226,18 @@ class Simulator:
         check_period: float | None = None,
         strict: bool = False,
         record_timeline: bool = True,
+        runtime_model: str = "ideal",
     ) -> None:
         self.workload_name = workload.name
+        if runtime_model not in ("ideal", "worst"):
+            raise ValueError(f"runtime model must be ideal or worst, got {runtime_model!r}")
+        if runtime_model == "worst" and workload.slots != 2:
+            raise ValueError(
+                "the worst-case runtime model needs nodes of two slots (--share-cores, sharing factor 0.5)"
+            )
+        # 003's Eq. 6 on nodes of two slots: a job holding fewer slots than it asked for has a node
+        # at one slot of two, and runs at that node's pace (half); Eq. 5 (ideal) is the linear rate
+        self.worst_case = runtime_model == "worst"
         self.total_nodes = workload.nodes
         self.skipped = list(workload.skipped)
         self.scheduler_name = scheduler if isinstance(scheduler, str) else scheduler.__name__
@@ -580,6 +590,8 @@ class Simulator:
         n0 = table.size0[i]
         if nodes == n0:
             return 1.0
+        if self.worst_case:
+            return 0.5
         sf = table.serial.get(i)
         if not sf:
             return nodes / n0  # speedup(nodes, 0) / speedup(n0, 0): linear, the same float

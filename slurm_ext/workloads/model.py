@@ -79,6 +79,7 @@ class Workload:
     name: str = "workload"
     skipped: list[SkippedJob] = field(default_factory=list)
     notes: Counter[str] = field(default_factory=Counter)  # adjustments made while loading
+    slots: int = 1  # slots per node (node_slots): sizes and ``nodes`` count slots when above 1
 
     def __post_init__(self) -> None:
         if self.nodes < 1:
@@ -89,7 +90,9 @@ class Workload:
         return Counter(s.reason for s in self.skipped)
 
     def head(self, n: int) -> Workload:
-        return Workload(self.jobs[:n], self.nodes, self.name, list(self.skipped), Counter(self.notes))
+        return Workload(
+            self.jobs[:n], self.nodes, self.name, list(self.skipped), Counter(self.notes), self.slots
+        )
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,23 @@ class MalleableRule:
                 j = j._replace(malleable=spec, serial_fraction=self.serial_fraction)
             jobs.append(j)
         return Workload(jobs, workload.nodes, workload.name, list(workload.skipped), Counter(workload.notes))
+
+
+def node_slots(workload: Workload, slots: int) -> Workload:
+    """``workload`` counted in slots of ``slots`` per node (SD-Policy sharing cores, ``003_*``):
+    every size and the machine times ``slots``, every job malleable from one slot on each of its
+    nodes to all of them (a job lends at most one per node; its run time is linear in its slots)."""
+    if slots < 1:
+        raise ValueError(f"slots per node must be >= 1, got {slots}")
+    jobs = [
+        j._replace(
+            nodes=j.nodes * slots, malleable=MalleableSpec(j.nodes, j.nodes * slots, 2), serial_fraction=0.0
+        )
+        for j in workload.jobs
+    ]
+    notes = Counter(workload.notes)
+    notes[f"nodes read as {slots} slots each, every job malleable (cores shared)"] += len(jobs)
+    return Workload(jobs, workload.nodes * slots, workload.name, list(workload.skipped), notes, slots)
 
 
 def speedup(nodes: float, serial_fraction: float) -> float:

@@ -46,7 +46,8 @@ def test_reproduce_sd_writes_each_runs_row_beside_the_papers_numbers(tmp_path: P
     assert res.returncode == 0, res.stderr[-2000:]
     summary = json.loads(res.stdout)
     rows = list(csv.DictReader((out / "sd.csv").open()))
-    runs = ["EASY", "SD MAXSD 5", "SD MAXSD 10", "SD MAXSD 50", "SD MAXSD inf", "SD dynamic"]
+    sd = ["MAXSD 5", "MAXSD 10", "MAXSD 50", "MAXSD inf", "dynamic"]
+    runs = ["EASY", *(f"SD {r}" for r in sd), *(f"SD cores {r}" for r in sd)]  # whole nodes, then cores shared
     assert [(r["workload"], r["run"]) for r in rows] == [
         (w, r) for w in ("RICC-sept", "CEA-Curie") for r in runs
     ]
