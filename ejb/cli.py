@@ -3,7 +3,8 @@
 A thin layer: each command parses options, calls a library function in
 :mod:`ejb.experiments` and prints the paper's table layout (or ``--json``). The same app is
 ``slurm-ext ejb`` (entry point ``slurm_ext.commands``); the options it shares with ``slurm-ext
-simulate`` come from :mod:`slurm_ext.cli_options`.
+simulate`` come from :mod:`slurm_ext.cli_options`. ``ejb reproduce`` is ``slurm-ext reproduce ejb``
+(:mod:`ejb.experiments.reproduce`: all of section 6 beside the paper's numbers).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from ejb.experiments.bench_cli import add_bench_commands
+from ejb.experiments.reproduce import ejb_cmd
 from ejb.params import PAPER_DELTA, PAPER_MIGRATION, PAPER_MIN_PROCS, PAPER_O_MAX, EJBParams
 from slurm_ext.cli_options import (
     JsonOpt,
@@ -335,6 +337,7 @@ def _live() -> None:
 
 _live()  # ejb manager / status / cancel / demo / bench live: Elastic Job Bundling on the live cluster
 add_bench_commands(app)  # `ejb bench scale`, in the `bench` group registered above
+app.command("reproduce")(ejb_cmd)  # = `slurm-ext reproduce ejb` (the `slurm_ext.reproduce` entry point)
 
 
 if __name__ == "__main__":

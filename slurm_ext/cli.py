@@ -7,15 +7,16 @@ Other packages add sub-apps through the ``slurm_ext.commands`` entry-point group
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterable
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import entry_points
 
 import typer
 
 from slurm_ext.cli_options import OneLineErrors
+from slurm_ext.plugins import add_plugins, command_names
 
 PLUGIN_GROUP = "slurm_ext.commands"
+# add_plugins and command_names live in slurm_ext.plugins (slurm_ext.reproduce uses them too)
+__all__ = ["PLUGIN_GROUP", "add_plugins", "app", "command_names"]
 
 app = typer.Typer(
     cls=OneLineErrors,
@@ -50,36 +51,6 @@ app.add_typer(bench_app, name="bench")
 from slurm_ext.reproduce import reproduce_app  # noqa: E402
 
 app.add_typer(reproduce_app, name="reproduce")
-
-
-def command_names(target: typer.Typer) -> set[str]:
-    """Names of ``target``'s commands and groups (a plugin may not take one of them)."""
-    names = {c.name or (c.callback.__name__ if c.callback else "") for c in target.registered_commands}
-    return names | {g.name or "" for g in target.registered_groups}
-
-
-def add_plugins(target: typer.Typer, plugins: Iterable[EntryPoint]) -> list[str]:
-    """Add each entry point's Typer app (or command function) to ``target`` under the entry point's
-    name; return the names added. A plugin that fails to load, or whose name is taken, is skipped
-    with one warning line on stderr: ``slurm-ext cluster ...`` must work even if a plugin is broken."""
-    added = []
-    for ep in plugins:
-        if ep.name in command_names(target):
-            continue  # the same package seen twice on the path, or a clash with a built-in command
-        try:
-            obj = ep.load()
-        except Exception as exc:  # noqa: BLE001 -- any import error of a plugin
-            print(f"warning: slurm-ext plugin {ep.name!r} ({ep.value}) not loaded: {exc}", file=sys.stderr)
-            continue
-        if isinstance(obj, typer.Typer):
-            target.add_typer(obj, name=ep.name)
-        elif callable(obj):
-            target.command(ep.name)(obj)
-        else:
-            print(f"warning: slurm-ext plugin {ep.name!r} ({ep.value}) is not a command", file=sys.stderr)
-            continue
-        added.append(ep.name)
-    return added
 
 
 add_plugins(app, entry_points(group=PLUGIN_GROUP))  # `slurm-ext ejb ...` once elastic-slurm is installed

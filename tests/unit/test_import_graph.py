@@ -110,3 +110,12 @@ def test_the_check_sees_deferred_and_package_arrows_but_not_typing_only_ones() -
     assert arrows("from . import c\n", known, package="a") == {"a.c"}
     assert arrows("if TYPE_CHECKING:\n    import a.b\n", known) == set()
     assert find_cycle({"a": {"a.b"}, "a.b": {"a"}}) == ["a", "a.b", "a"]
+
+
+def test_slurm_ext_never_imports_ejb() -> None:
+    """Not even lazily: ``ejb`` builds on ``slurm_ext``, so ``slurm_ext`` must work without it; its
+    commands reach ``ejb`` through entry points (``slurm_ext.commands``, ``slurm_ext.reproduce``)."""
+    graph = import_graph()
+    wrong = sorted(f"{m} -> {dep}" for m, deps in graph.items() if m.split(".")[0] == "slurm_ext"
+                   for dep in deps if dep.split(".")[0] == "ejb")  # fmt: skip
+    assert not wrong, wrong
