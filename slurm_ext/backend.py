@@ -53,6 +53,7 @@ class JobRequest:
     script: str | None = None  # live: path of a batch script
     extra_args: tuple[str, ...] = field(default=())  # live: further sbatch options
     dependency: str | None = None
+    array: str | None = None  # live: a job array (sbatch --array, e.g. "0-9%2"); its id is the array's
 
 
 @runtime_checkable

@@ -10,6 +10,10 @@ Every run goes through the simulator with ``strict=True`` (a decision the simula
 carry out aborts the run); the policies schedule by themselves (base scheduler ``none``). Each number
 is the mean over ``--seeds`` submission orders. Writes ``dbes.csv``, ``dbes.png`` (Fig. 4's curves)
 and ``report.md``.
+
+Each run (a policy on one seed) is a description (:func:`runs`) executed by :func:`execute`, here or,
+with ``--on-slurm``, as one task of a job array (:mod:`slurm_ext.reproduce.sweep`); :func:`aggregate`
+then takes the means over the seeds.
 """
 
 from __future__ import annotations
@@ -17,12 +21,21 @@ from __future__ import annotations
 import csv
 import json
 import statistics
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from slurm_ext.reproduce.runs import Run
+from slurm_ext.reproduce.sweep import (
+    MaxParallel,
+    OnSlurm,
+    OnSlurmDir,
+    Partition,
+    TaskTime,
+    array_options,
+    run_sweep,
+)
 from slurm_ext.workloads.model import Workload
 
 FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -61,36 +74,42 @@ def gain(rigid: float, t: float) -> float:
     return rigid / t - 1.0
 
 
-def fig4(seeds: int, done: Callable[[], None]) -> dict[float, dict[str, float]]:
-    """Mean makespan per malleable fraction and policy."""
+EVOLVING_POLICIES = ("dbes", *STATE_OF_ART)
+
+
+def runs(seeds: int) -> list[Run]:
+    """Fig. 4: each malleable fraction, seed and policy; then Fig. 7: each policy and seed."""
+    fig4 = [Run(f"Fig. 4 {f:.0%} malleable {p} seed {seed}", {"figure": "4", "malleable": f, "policy": p,
+                "seed": seed}) for f in FRACTIONS for seed in range(seeds) for p in ESP_POLICIES]  # fmt: skip
+    fig7 = [Run(f"Fig. 7 {p} seed {seed}", {"figure": "7", "malleable": 0.4, "policy": p, "seed": seed})
+            for p in EVOLVING_POLICIES for seed in range(seeds)]  # fmt: skip
+    return fig4 + fig7
+
+
+def execute(params: dict[str, Any]) -> dict[str, Any]:
+    """One run's row: its makespan and (Fig. 7: 10 % evolving jobs) the evolving requests served."""
     from slurm_ext.workloads.esp import esp_workload
 
-    table: dict[float, dict[str, float]] = {}
-    for f in FRACTIONS:
-        spans: dict[str, list[float]] = {p: [] for p in ESP_POLICIES}
-        for seed in range(seeds):
-            wl = esp_workload(f, seed=seed)
-            for p in ESP_POLICIES:
-                spans[p].append(makespan(wl, p)[0])
-                done()
-        table[f] = {p: statistics.fmean(v) for p, v in spans.items()}
-    return table
+    evolving = params["figure"] == "7"
+    wl = esp_workload(params["malleable"], 0.1 if evolving else 0.0, seed=params["seed"])
+    span, res = makespan(wl, params["policy"])
+    return {**params, "makespan": span, "evolving_served": res.evolving_asks_granted if evolving else ""}
 
 
-def fig7(seeds: int, done: Callable[[], None]) -> dict[str, dict[str, float]]:
-    """Per policy: mean makespan and evolving requests served on the 10 % evolving mix."""
-    from slurm_ext.workloads.esp import esp_workload
+def aggregate(
+    rows: list[dict[str, Any]],
+) -> tuple[dict[float, dict[str, float]], dict[str, dict[str, float]]]:
+    """Means over the seeds: Fig. 4's makespan per malleable fraction and policy, and Fig. 7's
+    makespan and evolving requests served per policy."""
 
-    rows: dict[str, dict[str, float]] = {}
-    for p in ("dbes", *STATE_OF_ART):
-        spans, served = [], []
-        for seed in range(seeds):
-            span, res = makespan(esp_workload(0.4, 0.1, seed=seed), p)
-            spans.append(span)
-            served.append(res.evolving_asks_granted)
-            done()
-        rows[p] = {"makespan": statistics.fmean(spans), "served": statistics.fmean(served)}
-    return rows
+    def mean(figure: str, key: str, policy: str, malleable: float | None = None) -> float:
+        return statistics.fmean(r[key] for r in rows if r["figure"] == figure and r["policy"] == policy
+                                and (malleable is None or r["malleable"] == malleable))  # fmt: skip
+
+    table = {f: {p: mean("4", "makespan", p, f) for p in ESP_POLICIES} for f in FRACTIONS}
+    evolving = {p: {"makespan": mean("7", "makespan", p), "served": mean("7", "evolving_served", p)}
+                for p in EVOLVING_POLICIES}  # fmt: skip
+    return table, evolving
 
 
 def claims(table: dict[float, dict[str, float]]) -> list[tuple[str, str, str]]:
@@ -214,23 +233,19 @@ def dbes_cmd(
     ),
     seeds: Annotated[int, typer.Option(help="ESP submission orders averaged")] = 3,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
+    on_slurm: OnSlurm = False,
+    on_slurm_dir: OnSlurmDir = None,
+    partition: Partition = None,
+    time: TaskTime = None,
+    max_parallel: MaxParallel = None,
 ) -> None:
     """DBES's simulations (paper 000): Fig. 4 (10-100 % malleable, DBES against rigid, EP, ESF, EDF,
     LDF) and Fig. 7 / Table II (evolving jobs), with the paper's claims beside them."""
-    from slurm_ext.console import progress_bar
-
     if seeds < 1:
         typer.echo(f"error: --seeds must be >= 1, got {seeds}", err=True)
         raise typer.Exit(2)
-    total = seeds * (len(FRACTIONS) * len(ESP_POLICIES) + 1 + len(STATE_OF_ART))
-    finished = [0]
-    with progress_bar("runs", "runs", enabled=not as_json) as update:
-
-        def done() -> None:
-            finished[0] += 1
-            update(finished[0], total, "")
-
-        table, evolving = fig4(seeds, done), fig7(seeds, done)
+    where = array_options(on_slurm, out, on_slurm_dir, partition, time, max_parallel, "reproduce-dbes")
+    table, evolving = aggregate(run_sweep(execute, runs(seeds), where, progress=not as_json))
     files = write(table, evolving, seeds, out)
     if as_json:
         typer.echo(json.dumps({

@@ -13,11 +13,15 @@ Writes ``sd.csv`` (one row per workload and run), ``sd.png`` (each run's metrics
 baseline, as the paper's figures are) and ``report.md`` (the tables with the paper's numbers beside
 them). Why the baselines differ from the paper's is in ``docs/simulator/sd-policy.md``; RICC's
 September window is not named in the paper (``--ricc-window``: where it starts, in September jobs).
+
+Each run is a description (:func:`runs`) executed by :func:`execute`, here or, with ``--on-slurm``, as
+one task of a job array (:mod:`slurm_ext.reproduce.sweep`); :func:`relate` then sets each row beside EASY's.
 """
 
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import math
 from collections.abc import Callable
@@ -28,6 +32,16 @@ from typing import Annotated, Any, Literal
 import numpy as np
 import typer
 
+from slurm_ext.reproduce.runs import Run
+from slurm_ext.reproduce.sweep import (
+    MaxParallel,
+    OnSlurm,
+    OnSlurmDir,
+    Partition,
+    TaskTime,
+    array_options,
+    run_sweep,
+)
 from slurm_ext.workloads.model import Workload
 
 SEPTEMBER = 123 * 86400  # RICC-2010-2.swf's submit times count from 2010-05-01 (it has no header)
@@ -100,34 +114,65 @@ def label(max_slowdown: float | str, sharing: str = "nodes") -> str:
     return f"{prefix} MAXSD inf" if max_slowdown == math.inf else f"{prefix} MAXSD {max_slowdown:g}"
 
 
-def run_case(
-    wl: Workload,
-    max_slowdowns: tuple[float | Literal["dynamic"], ...],
-    done: Callable[[str], None],
-    sharings: tuple[str, ...] = SHARINGS,
-) -> list[dict[str, Any]]:
-    """EASY, then SD-Policy (every job malleable) at each MAX_SLOWDOWN, on whole nodes and
-    sharing cores: one row each (``done`` hears each run's name as it ends)."""
-    from slurm_ext.policies.sdpolicy import SDPolicy
-    from slurm_ext.sim.engine import simulate
+KEYS = ("makespan", "response", "slowdown")
+
+
+def runs(traces: Path, jobs: int | None, window: int, sharings: tuple[str, ...] = SHARINGS) -> list[Run]:
+    """Per workload: EASY, then SD-Policy (every job malleable) at each MAX_SLOWDOWN, on whole nodes
+    and sharing cores. ``max_slowdown`` is a string ("5", "inf", "dynamic": JSON has no infinity)."""
+    found = []
+    for case in CASES:
+        where = {"case": case.name, "traces": str(traces.resolve()), "jobs": jobs, "window": window}
+        found.append(Run(f"{case.name} EASY", {**where, "sharing": None, "max_slowdown": None}))
+        for sharing in sharings:
+            for m in MAX_SLOWDOWNS:
+                given = {"sharing": sharing, "max_slowdown": m if m == "dynamic" else f"{m:g}"}
+                found.append(Run(f"{case.name} {label(m, sharing)}", {**where, **given}))
+    return found
+
+
+@functools.lru_cache(maxsize=len(CASES))
+def workload(case: str, traces: str, jobs: int | None, window: int) -> Workload:
+    """A case's workload, read once per process (runs only read it)."""
+    return next(c for c in CASES if c.name == case).load(Path(traces), jobs, window)
+
+
+@functools.lru_cache(maxsize=len(CASES) * len(SHARINGS))
+def flexible(case: str, traces: str, jobs: int | None, window: int, sharing: str) -> Workload:
+    """The workload as SD-Policy runs it: every job malleable on whole nodes, or on node slots
+    (``cores``: a node's cores shared by two jobs)."""
     from slurm_ext.workloads.model import MalleableRule, node_slots
 
-    base = simulate(wl, "easy")
-    rows: list[dict[str, Any]] = [{"workload": wl.name, "run": "EASY", "jobs": len(wl.jobs),
-                                   "seconds": base.wall_time, **measures(base)}]  # fmt: skip
-    done(f"{wl.name} EASY")
-    for sharing in sharings:
-        cores = sharing == "cores"
-        flexible = node_slots(wl, 2) if cores else MalleableRule(fraction=1.0).apply(wl)
-        for m in max_slowdowns:
-            r = simulate(flexible, "easy", SDPolicy(max_slowdown=m, share_cores=cores))
-            rows.append({"workload": wl.name, "run": label(m, sharing), "jobs": len(wl.jobs),
-                         "seconds": r.wall_time, **measures(r)})  # fmt: skip
-            done(f"{wl.name} {label(m, sharing)}")
-    for row in rows:
-        for key in ("makespan", "response", "slowdown"):
-            row[f"{key}_vs_easy"] = row[key] / rows[0][key] - 1
-    return rows
+    wl = workload(case, traces, jobs, window)
+    return node_slots(wl, 2) if sharing == "cores" else MalleableRule(fraction=1.0).apply(wl)
+
+
+def execute(params: dict[str, Any]) -> dict[str, Any]:
+    """One run's row (its ``*_vs_easy`` come after, from :func:`relate`)."""
+    from slurm_ext.policies.sdpolicy import SDPolicy
+    from slurm_ext.sim.engine import simulate
+
+    where = (params["case"], params["traces"], params["jobs"], params["window"])
+    wl, sharing, m = workload(*where), params["sharing"], params["max_slowdown"]
+    if sharing is None:
+        result, run = simulate(wl, "easy"), "EASY"
+    else:
+        slowdown: float | Literal["dynamic"] = "dynamic" if m == "dynamic" else float(m)
+        policy = SDPolicy(max_slowdown=slowdown, share_cores=sharing == "cores")
+        result, run = simulate(flexible(*where, sharing), "easy", policy), label(slowdown, sharing)
+    return {
+        "workload": wl.name,
+        "run": run,
+        "jobs": len(wl.jobs),
+        "seconds": result.wall_time,
+        **measures(result),
+    }
+
+
+def relate(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each row with its metrics over its workload's EASY row's (``makespan_vs_easy``, ...)."""
+    easy = {r["workload"]: r for r in rows if r["run"] == "EASY"}
+    return [{**r, **{f"{k}_vs_easy": r[k] / easy[r["workload"]][k] - 1 for k in KEYS}} for r in rows]
 
 
 def write_report(rows: list[dict[str, Any]], out: Path, jobs: int | None) -> list[Path]:
@@ -206,11 +251,14 @@ def sd_cmd(
         typer.Option(help="SD-Policy's runs: nodes (whole nodes lent), cores (cores shared, 003's), or both"),
     ] = "both",
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
+    on_slurm: OnSlurm = False,
+    on_slurm_dir: OnSlurmDir = None,
+    partition: Partition = None,
+    time: TaskTime = None,
+    max_parallel: MaxParallel = None,
 ) -> None:
     """SD-Policy's simulations (paper 003): EASY and SD at each MAX_SLOWDOWN on RICC-sept and
     CEA-Curie, with the paper's numbers beside them (SD on the whole Curie log is slow: --quick or --jobs)."""
-    from slurm_ext.console import progress_bar
-
     if jobs is not None and jobs < 1:
         typer.echo(f"error: --jobs must be >= 1, got {jobs}", err=True)
         raise typer.Exit(2)
@@ -219,21 +267,14 @@ def sd_cmd(
         raise typer.Exit(2)
     sharings = SHARINGS if sharing == "both" else (sharing,)
     jobs = jobs or (QUICK_JOBS if quick else None)
-    rows: list[dict[str, Any]] = []
-    try:
-        loaded = [case.load(traces, jobs, ricc_window) for case in CASES]
+    where = array_options(on_slurm, out, on_slurm_dir, partition, time, max_parallel, "reproduce-sd")
+    try:  # read here first: a missing or short log is one line, before any run starts
+        for case in CASES:
+            workload(case.name, str(traces.resolve()), jobs, ricc_window)
     except (OSError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    total, finished = len(loaded) * (1 + len(sharings) * len(MAX_SLOWDOWNS)), [0]
-    with progress_bar("runs", "runs", enabled=not as_json) as update:
-
-        def done(name: str) -> None:
-            finished[0] += 1
-            update(finished[0], total, name)
-
-        for wl in loaded:
-            rows += run_case(wl, MAX_SLOWDOWNS, done, sharings)
+    rows = relate(run_sweep(execute, runs(traces, jobs, ricc_window, sharings), where, progress=not as_json))
     files = write_report(rows, out, jobs)
     if as_json:
         typer.echo(json.dumps({"rows": rows, "paper_baseline": PAPER_BASELINE, "paper_best": PAPER_BEST,

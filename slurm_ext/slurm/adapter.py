@@ -40,6 +40,7 @@ from slurm_ext.slurm.commands import SlurmCommands, classify
 from slurm_ext.slurm.parse import (
     compress_nodes,
     expand_nodes,
+    parse_array_states,
     parse_jobs,
     parse_nodes,
     parse_salloc_job_id,
@@ -256,6 +257,8 @@ class SlurmCluster:
             args += ["-t", str(max(1, math.ceil(request.time_limit / 60)))]
         if request.dependency:
             args += [f"--dependency={request.dependency}"]
+        if request.array:
+            args += [f"--array={request.array}"]
         args += list(request.extra_args)
         if request.script:
             args.append(request.script)
@@ -401,6 +404,18 @@ class SlurmCluster:
             return "", ()
         state, _, nodes = line.partition("|")
         return state, expand_nodes(nodes)
+
+    def array_states(self, job_id: int) -> dict[int, str]:
+        """Task index -> state of job array ``job_id``, one light ``squeue -r`` call; a task Slurm no
+        longer lists (ended more than ``MinJobAge`` ago) is missing, and ``{}`` once the array is gone."""
+        args = ["squeue", "-h", "-r", "--states=all", "-j", str(job_id), "-o", "%K|%T"]
+        res = self.cmd.run(args, check=False)
+        if res.returncode != 0:  # squeue fails on an id it no longer knows; other failures raise
+            if "invalid job id" in (res.stderr or "").lower():
+                return {}
+            msg = (res.stderr or res.stdout).strip()
+            raise classify(msg)(f"squeue: {msg}", args, msg)
+        return parse_array_states(res.stdout)
 
     def expander_options(self, app: Job, nodes: int, time_limit: float | None) -> list[str]:
         """sbatch's options for a second job hosting new ranks of ``app``: ``nodes`` whole nodes,

@@ -183,3 +183,13 @@ _SALLOC_JOB = re.compile(r"(?:Granted|Pending) job allocation (\d+)")
 def parse_salloc_job_id(text: str) -> int | None:
     m = _SALLOC_JOB.search(text)
     return int(m.group(1)) if m else None
+
+
+def parse_array_states(text: str) -> dict[int, str]:
+    """``squeue -h -r -o '%K|%T'`` of one job array: task index -> state (lines of no task skipped)."""
+    states = {}
+    for line in text.splitlines():
+        index, _, state = line.strip().partition("|")
+        if index.isdigit() and state:
+            states[int(index)] = state
+    return states
