@@ -48,7 +48,12 @@ def test_reproduce_sd_writes_each_runs_row_beside_the_papers_numbers(tmp_path: P
     rows = list(csv.DictReader((out / "sd.csv").open()))
     sd = ["MAXSD 5", "MAXSD 10", "MAXSD 50", "MAXSD inf", "dynamic"]
     # whole nodes, then cores shared
-    runs = ["EASY", *(f"SD {r}" for r in sd), *(f"SD cores {r}" for r in sd)]
+    runs = [
+        "EASY",
+        "static backfill (100 reservations)",
+        *(f"SD {r}" for r in sd),
+        *(f"SD cores {r}" for r in sd),
+    ]
     assert [(r["workload"], r["run"]) for r in rows] == [
         (w, r) for w in ("RICC-sept", "CEA-Curie") for r in runs
     ]
