@@ -47,12 +47,13 @@ def test_reproduce_sd_writes_each_runs_row_beside_the_papers_numbers(tmp_path: P
     summary = json.loads(res.stdout)
     rows = list(csv.DictReader((out / "sd.csv").open()))
     sd = ["MAXSD 5", "MAXSD 10", "MAXSD 50", "MAXSD inf", "dynamic"]
-    # whole nodes, then cores shared
+    # whole nodes, then cores shared, then cores shared under the worst-case model (Fig. 8)
     runs = [
         "EASY",
         "static backfill (100 reservations)",
         *(f"SD {r}" for r in sd),
         *(f"SD cores {r}" for r in sd),
+        "SD cores dynamic, worst case",
     ]
     assert [(r["workload"], r["run"]) for r in rows] == [
         (w, r) for w in ("RICC-sept", "CEA-Curie") for r in runs

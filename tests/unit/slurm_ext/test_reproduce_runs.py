@@ -40,7 +40,9 @@ def nothing(finished: int, label: str) -> None:
 
 def test_the_local_path_is_each_description_through_the_pure_function(tmp_path: Path) -> None:
     runs = sd_runs(tmp_path)
-    assert len(runs) == len(sd.CASES) * (2 + len(sd.SHARINGS) * len(sd.MAX_SLOWDOWNS))  # EASY, backfill, SD
+    assert len(runs) == len(sd.CASES) * (
+        3 + len(sd.SHARINGS) * len(sd.MAX_SLOWDOWNS)
+    )  # EASY, backfill, SD, worst
     json.dumps([r.params for r in runs], allow_nan=False)  # plain JSON, nothing Python-only
     heard: list[tuple[int, str]] = []
     rows = run_locally(sd.execute, runs, lambda n, label: heard.append((n, label)))
