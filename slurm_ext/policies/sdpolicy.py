@@ -263,19 +263,24 @@ class SDPolicy(ViewPolicy):
             return None
         by_end, tops = found.by_end, found.tops
         now, first, static_end = cl.now, 0, -INF
-        for i in range(min(cl.free // s, n - 1), -1, -1):
+        i = min(cl.free // s, n - 1)
+        while i >= 0:
             k = i * s + (n - i)
             if k < job.min_nodes:
                 break  # fewer idle nodes only means fewer slots
             duration = req * 2 if self.worst_case else req * want / k
             end = now + duration
-            if i * s > min(cl.free, prof.min_free(now, end)):
-                continue  # those idle nodes are not idle until the job's end
             need = n - i  # mates' nodes, one slot each
             while first < len(by_end) and by_end[first].end < end:
                 first += 1
             if first == len(by_end) or tops[first] < need:
                 break  # fewer idle nodes: a later end and more slots needed, from fewer mates
+            idle = min(cl.free, prof.min_free(now, end))
+            if i * s > idle:
+                # those idle nodes are not idle until the job's end; with fewer it ends later,
+                # when at most as many are idle
+                i = min(i - 1, idle // s)
+                continue
             if static_end == -INF:
                 static_end = prof.earliest_start(want, req) + req
             if end >= static_end:
@@ -286,6 +291,7 @@ class SDPolicy(ViewPolicy):
             best = found.sets[asked]
             if best is not None:
                 return MateChoice(k, duration, best[0], best[1])
+            i -= 1
         return None
 
     def _mates(self, cl: WorkingView, limit: float) -> _Mates:

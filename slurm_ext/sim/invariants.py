@@ -38,7 +38,9 @@ class _HeadWatch(Simulator):
 def exact_estimates(workload: Workload) -> Workload:
     """The same jobs with run time = requested time (so that reservations are exact)."""
     jobs = [j._replace(run_time=j.time_limit) for j in workload.jobs]
-    return Workload(jobs, workload.nodes, workload.name + "+exact", list(workload.skipped))
+    return Workload(
+        jobs, workload.nodes, workload.name + "+exact", list(workload.skipped), slots=workload.slots
+    )
 
 
 def head_reservation_violations(

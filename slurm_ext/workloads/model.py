@@ -124,7 +124,8 @@ class MalleableRule:
                 spec = MalleableSpec(low, j.nodes, self.factor)
                 j = j._replace(malleable=spec, serial_fraction=self.serial_fraction)
             jobs.append(j)
-        return Workload(jobs, workload.nodes, workload.name, list(workload.skipped), Counter(workload.notes))
+        notes = Counter(workload.notes)
+        return Workload(jobs, workload.nodes, workload.name, list(workload.skipped), notes, workload.slots)
 
 
 def node_slots(workload: Workload, slots: int) -> Workload:
