@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -31,6 +31,12 @@ from slurm_ext.cli_options import (
     fail,
     show_progress,
 )
+from slurm_ext.reproduce.sweep import MaxParallel, OnSlurm, OnSlurmDir, Partition, TaskTime, array_options
+
+if TYPE_CHECKING:
+    from ejb.experiments.one_elastic import OneElasticResult
+    from ejb.experiments.spread import Source
+    from slurm_ext.reproduce.on_slurm import ArrayOptions
 
 app = typer.Typer(
     cls=OneLineErrors,
@@ -71,6 +77,14 @@ Window = Annotated[
     str | None,
     typer.Option(
         help="Only jobs submitted in START:END after the first one (seconds, or 12h, 30d; e.g. 0:30d)."
+    ),
+]
+Chunks = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="With --on-slurm: the targets in N chunks, one array task each (per parameter set of a sweep;"
+        " default: one chunk per 200 targets).",
     ),
 ]
 TargetRule = Annotated[
@@ -158,47 +172,113 @@ def one_elastic_cmd(
     no_plots: NoPlotsOpt = False,
     quiet: QuietOpt = False,
     swf_reading: ReadingOpt = "paper",
+    on_slurm: OnSlurm = False,
+    on_slurm_dir: OnSlurmDir = None,
+    partition: Partition = None,
+    time: TaskTime = None,
+    max_parallel: MaxParallel = None,
+    chunks: Chunks = None,
 ) -> None:
     """Experiment 1 (Table 3, Table 4, Figure 7): one elastic job per run.
 
     Every large job (P > min-procs with --target-rule table3, P >= min-procs with text) that
     waits in the EASY baseline becomes the only elastic job of its own run; its wait, run and
-    turnaround are compared with the baseline. Rows are written to one_elastic.csv as they come.
+    turnaround are compared with the baseline. Rows are written to one_elastic.csv as they come
+    (with --on-slurm: the targets in chunks, one task of a Slurm job array each; the same rows, at the end).
     """
     from ejb.experiments import report
-    from ejb.experiments.one_elastic import METHODS, TARGET_RULES, one_elastic
+    from ejb.experiments.one_elastic import METHODS, TARGET_RULES
     from ejb.experiments.target_rows import RowWriter
     from ejb.experiments.target_runs import default_workers
-    from slurm_ext.console import progress_bar
 
     if method not in METHODS:
         raise fail(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
     if target_rule not in TARGET_RULES:
         raise fail(f"unknown target rule {target_rule!r}; valid: {', '.join(TARGET_RULES)}")
     params = _params(min_procs, o_max, migration, delta, waiting_first, drop_dominated_j0)
+    where = _where(on_slurm, out, on_slurm_dir, partition, time, max_parallel, chunks, "ejb-one-elastic")
     wl = _subset(_load(workload, swf_reading), limit, window)
     d = _outdir(out)
     files = [d / "one_elastic.csv"] if d else []
     n = workers or default_workers()
-    with (
-        RowWriter(files[0]) if d else nullcontext() as sink,
-        progress_bar("target jobs", "targets", enabled=show_progress(quiet)) as bar,
-    ):
-        res = one_elastic(
-            wl, params, method=method, sample=sample, workers=n, rule=target_rule, progress=bar, sink=sink
-        )
+    if where is not None:
+        res = _one_elastic_spread(wl, params, workload, swf_reading, limit, window, where, chunks, method,
+                                  sample, target_rule, show_progress(quiet))  # fmt: skip
+        if d:
+            with RowWriter(files[0]) as write:
+                for row in res.rows:
+                    write(row)
+        n = res.workers
+    else:
+        res = _one_elastic_here(wl, params, method, sample, n, target_rule, files, quiet)
     if d and not no_plots:
         files.append(d / "figure7.png")
         report.figure7(res, files[-1])
     summary = report.one_elastic_summary(res)
+    how = f"{n} array tasks on Slurm" if where is not None else f"{n} workers"
     text = "\n\n".join(
         [
             report.table3_text(res),
             report.table4_text(res.workload, summary["table4"]),
-            f"{res.targets} target jobs simulated in {res.seconds:.1f} s ({method} method, {n} workers)",
+            f"{res.targets} target jobs simulated in {res.seconds:.1f} s ({method} method, {how})",
         ]
     )
     _emit(summary, text, as_json, files)
+
+
+def _one_elastic_here(
+    wl: Any, params: EJBParams, method: str, sample: int, n: int, rule: str, files: list[Path], quiet: bool
+) -> OneElasticResult:
+    """Experiment 1 here, over ``n`` processes, its rows written to ``files[0]`` (if any) as they come."""
+    from ejb.experiments.one_elastic import one_elastic
+    from ejb.experiments.target_rows import RowWriter
+    from slurm_ext.console import progress_bar
+
+    with (
+        RowWriter(files[0]) if files else nullcontext() as sink,
+        progress_bar("target jobs", "targets", enabled=show_progress(quiet)) as bar,
+    ):
+        return one_elastic(
+            wl, params, method=method, sample=sample, workers=n, rule=rule, progress=bar, sink=sink
+        )
+
+
+def _where(
+    on_slurm: bool, out: Path | None, folder: Path | None, partition: str | None, minutes: int | None,
+    max_parallel: int | None, chunks: int | None, name: str,
+) -> ArrayOptions | None:  # fmt: skip
+    """The job array --on-slurm and its companions ask for (folder: OUT/on-slurm, ./on-slurm without
+    --out), None to run here; exit 2 on a mistake."""
+    if chunks is not None and not on_slurm:
+        raise fail("--chunks needs --on-slurm")
+    return array_options(on_slurm, out or Path(), folder, partition, minutes, max_parallel, name)
+
+
+def _source(workload: str, reading: str, limit: int | None = None, window: str | None = None) -> Source:
+    from ejb.experiments.spread import source
+
+    try:
+        return source(workload, reading, limit, window)
+    except ValueError as e:
+        raise fail(str(e)) from None
+
+
+def _one_elastic_spread(
+    wl: Any, params: EJBParams, workload: str, reading: str, limit: int | None, window: str | None,
+    where: ArrayOptions, chunks: int | None, method: str, sample: int, rule: str, progress: bool,
+) -> OneElasticResult:  # fmt: skip
+    """Experiment 1 with its targets in chunks, one task of a Slurm job array each (same rows as here)."""
+    from time import perf_counter
+
+    from ejb.experiments.one_elastic import plan_targets
+    from ejb.experiments.spread import spread
+
+    src = _source(workload, reading, limit, window)
+    t0 = perf_counter()
+    plan = plan_targets(wl, params, sample=sample, rule=rule)
+    res = spread(wl, src, [params], plan, where, chunks=chunks, method=method, progress=progress)[params]
+    res.seconds = perf_counter() - t0
+    return res
 
 
 @simulate_app.command("all-elastic")
@@ -283,14 +363,22 @@ def sensitivity_cmd(
     no_plots: NoPlotsOpt = False,
     quiet: QuietOpt = False,
     swf_reading: ReadingOpt = "paper",
+    on_slurm: OnSlurm = False,
+    on_slurm_dir: OnSlurmDir = None,
+    partition: Partition = None,
+    time: TaskTime = None,
+    max_parallel: MaxParallel = None,
+    chunks: Chunks = None,
 ) -> None:
     """Sensitivity (Figure 8): experiment 1 with O_max, λ and Δ varied one at a time.
 
-    The other parameters keep the values given by --o-max, --migration and --delta.
+    The other parameters keep the values given by --o-max, --migration and --delta. With --on-slurm,
+    every point's targets in chunks, all of them one Slurm job array (the same points).
     """
     from ejb.experiments import report
-    from ejb.experiments.one_elastic import TARGET_RULES
-    from ejb.experiments.sensitivity import sensitivity, sweep_values
+    from ejb.experiments.one_elastic import TARGET_RULES, plan_targets
+    from ejb.experiments.sensitivity import point_of, point_params, sensitivity, sweep_values
+    from ejb.experiments.spread import spread
     from ejb.experiments.target_runs import default_workers
     from slurm_ext.console import progress_bar
 
@@ -314,11 +402,19 @@ def sensitivity_cmd(
             _params(min_procs, o_max, value, delta)
         else:
             _params(min_procs, o_max, migration, value)
+    where = _where(on_slurm, out, on_slurm_dir, partition, time, max_parallel, chunks, "ejb-sensitivity")
     wl = _load(workload, swf_reading)
     n = workers or default_workers()
     d = _outdir(out)
-    with progress_bar("sweep points", "points", enabled=show_progress(quiet)) as bar:
-        res = sensitivity(wl, params, points, sample=sample, workers=n, rule=target_rule, progress=bar)
+    if where is not None:
+        src = _source(workload, swf_reading)
+        plan = plan_targets(wl, params, sample=sample, rule=target_rule)
+        wanted = [point_params(params, name, value) for name, value in points]
+        found = spread(wl, src, wanted, plan, where, chunks=chunks, progress=show_progress(quiet))
+        res = [point_of(name, value, found[p]) for (name, value), p in zip(points, wanted, strict=True)]
+    else:
+        with progress_bar("sweep points", "points", enabled=show_progress(quiet)) as bar:
+            res = sensitivity(wl, params, points, sample=sample, workers=n, rule=target_rule, progress=bar)
     files = []
     if d:
         files.append(d / "sensitivity.csv")

@@ -18,7 +18,7 @@ columns, and passed to ``sink`` as it comes, e.g. a CSV writer); nothing else su
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,8 +34,12 @@ __all__ = [
     "METHODS",
     "TARGET_RULES",
     "OneElasticResult",
+    "TargetPlan",
     "baseline",
+    "collect",
     "one_elastic",
+    "plan_targets",
+    "result_of",
     "select_targets",
     "targets_of",
 ]
@@ -138,30 +142,73 @@ def one_elastic(
     """
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
-    if sample < 1:
-        raise ValueError(f"sample must be >= 1, got {sample}")
     params = params or EJBParams()
     t0 = time.perf_counter()
+    plan = plan_targets(workload, params, sample=sample, max_targets=max_targets, rule=rule)
+    rows = collect(
+        run_parallel(workload, params, plan.targets, workers=workers, chunk=chunk, method=method),
+        len(plan.targets),
+        progress,
+        sink,
+    )
+    return result_of(workload, params, plan, rows, time.perf_counter() - t0, method=method, workers=workers)
+
+
+@dataclass(frozen=True)
+class TargetPlan:
+    """Experiment 1's targets (from the baseline) and what its result keeps of the baseline."""
+
+    targets: list[Target]
+    waiting_jobs: int  # jobs with a positive wait in the baseline (any size, whole trace)
+    rule: str
+
+
+def plan_targets(
+    workload: Workload,
+    params: EJBParams,
+    *,
+    sample: int = 1,
+    max_targets: int | None = None,
+    rule: str = "table3",
+) -> TargetPlan:
+    """The baseline run and the targets it gives (:func:`select_targets`, then the first
+    ``max_targets``). The targets depend on ``params.min_procs`` only."""
+    if sample < 1:
+        raise ValueError(f"sample must be >= 1, got {sample}")
     base = baseline(workload)
     ids = select_targets(base, params, sample, rule)
     if max_targets is not None:
         ids = ids[:max_targets]
-    targets = targets_of(base, ids)
     waiting = int(((base.start - base.submit) > 0).sum())
-    del base  # the per-target runs need only the targets' baseline numbers
-    rows = RowStore()
-    total = len(targets)
+    return TargetPlan(targets_of(base, ids), waiting, rule)
+
+
+def collect(rows: Iterable[TargetRow], total: int, progress: Progress | None = None,
+            sink: Sink | None = None) -> RowStore:  # fmt: skip
+    """``rows`` (in target order) kept, each passed to ``sink`` and counted by ``progress`` as it comes."""
+    store = RowStore()
     if progress is not None:
         progress(0, total)
-    for n, row in enumerate(
-        run_parallel(workload, params, targets, workers=workers, chunk=chunk, method=method), 1
-    ):
-        rows.append(row)
+    for n, row in enumerate(rows, 1):
+        store.append(row)
         if sink is not None:
             sink(row)
         if progress is not None:
             progress(n, total)
-    seconds = time.perf_counter() - t0
+    return store
+
+
+def result_of(
+    workload: Workload,
+    params: EJBParams,
+    plan: TargetPlan,
+    rows: RowStore,
+    seconds: float,
+    *,
+    method: str = "fast",
+    workers: int = 1,
+) -> OneElasticResult:
+    """Experiment 1's result from its targets' rows (however they were computed)."""
     return OneElasticResult(
         workload.name,
         params,
@@ -170,6 +217,6 @@ def one_elastic(
         seconds,
         len(workload.jobs),
         workers=workers,
-        rule=rule,
-        waiting_jobs=waiting,
+        rule=plan.rule,
+        waiting_jobs=plan.waiting_jobs,
     )

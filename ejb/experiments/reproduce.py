@@ -105,6 +105,36 @@ def run_all(wl: Any, points: list[tuple[str, float]], workers: int, update: Any)
     return {"one": one, "points": points_out, "all": every, "seconds": seconds}
 
 
+def run_all_spread(
+    wl: Any, src: Any, points: list[tuple[str, float]], where: ArrayOptions | None, chunks: int | None, *,
+    progress: bool,
+) -> dict[str, Any]:  # fmt: skip
+    """:func:`run_all` with experiment 1 and the sweeps' targets in chunks, one Slurm job array
+    (:mod:`ejb.experiments.spread`: the same results; ``where`` None: the chunks here, one after
+    another); experiment 2, one simulation, runs here after."""
+    from ejb.experiments.all_elastic import all_elastic
+    from ejb.experiments.one_elastic import plan_targets
+    from ejb.experiments.sensitivity import point_of, point_params
+    from ejb.experiments.spread import spread
+    from ejb.params import EJBParams
+
+    params = EJBParams()
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    plan = plan_targets(wl, params)
+    wanted = [params] + [point_params(params, name, value) for name, value in points]
+    found = spread(wl, src, wanted, plan, where, chunks=chunks, progress=progress)
+    seconds["on Slurm"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    every = all_elastic(wl, params)
+    seconds["experiment 2"] = time.perf_counter() - t0
+    points_out = [
+        point_of(name, value, found[p]) for (name, value), p in zip(points, wanted[1:], strict=True)
+    ]
+    tasks = sum(r.workers for r in found.values())
+    return {"one": found[params], "points": points_out, "all": every, "seconds": seconds, "tasks": tasks}
+
+
 # -- what is compared ----------------------------------------------------------------------------
 def speedup_stats(one: OneElasticResult) -> dict[str, float]:
     """Fig. 7b as the paper's text reads it: the shares of targets with S_tt = 1 and with S_tt < 1,
@@ -200,7 +230,6 @@ def markdown(res: dict[str, Any], wl_name: str, jobs: int, subset_of: int | None
     one: OneElasticResult = res["one"]
     every: AllElasticResult = res["all"]
     points: list[Point] = res["points"]
-    sec: dict[str, float] = res["seconds"]
     t3, t4, t5 = paper.TABLE3[TRACE], paper.TABLE4[TRACE], paper.TABLE5[TRACE]
     lines = ["# EJB (paper 004) here", ""]
     lines.append(f"KTH-SP2 ({wl_name}: {jobs:,} jobs on {every.nodes} processors), read as PYSS did, "
@@ -324,13 +353,24 @@ def markdown(res: dict[str, Any], wl_name: str, jobs: int, subset_of: int | None
         "",
         "The paper's priority inversions (about -20 % under EJB) are not measured here.",
         "",
-        f"Wall time ({workers} worker(s)): experiment 1 {sec['experiment 1']:.1f} s ({one.targets:,} "
-        f"targets), sensitivity {sec['sensitivity']:.1f} s ({len(points)} points), experiment 2 "
-        f"{sec['experiment 2']:.1f} s.",
+        wall_time(res, workers),
         "",
         "Why the numbers differ: ejb/NOTES.md.",
     ]  # fmt: skip
     return "\n".join(lines) + "\n"
+
+
+def wall_time(res: dict[str, Any], workers: int) -> str:
+    one: OneElasticResult = res["one"]
+    sec: dict[str, float] = res["seconds"]
+    points = len(res["points"])
+    if "on Slurm" in sec:
+        return (f"Wall time: experiment 1 and sensitivity {sec['on Slurm']:.1f} s on Slurm ({res['tasks']} "
+                f"array tasks; {one.targets:,} targets, {points} points), experiment 2 "
+                f"{sec['experiment 2']:.1f} s here.")  # fmt: skip
+    return (f"Wall time ({workers} worker(s)): experiment 1 {sec['experiment 1']:.1f} s ({one.targets:,} "
+            f"targets), sensitivity {sec['sensitivity']:.1f} s ({points} points), experiment 2 "
+            f"{sec['experiment 2']:.1f} s.")  # fmt: skip
 
 
 def write(res: dict[str, Any], wl_name: str, jobs: int, subset_of: int | None, workers: int,
@@ -367,19 +407,36 @@ def ejb_cmd(
         int | None, typer.Option(help="Processes for experiment 1 and the sweeps (default: the CPUs, <= 8)")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout")] = False,
+    on_slurm: OnSlurm = False,
+    on_slurm_dir: OnSlurmDir = None,
+    partition: Partition = None,
+    time: TaskTime = None,
+    max_parallel: MaxParallel = None,
+    chunks: Annotated[
+        int | None,
+        typer.Option(
+            help="With --on-slurm: each parameter set's targets in N chunks, one array task each "
+            "(default: one chunk per 200 targets)"
+        ),
+    ] = None,
 ) -> None:
     """The EJB paper's section 6 (paper 004) on KTH-SP2, beside its numbers: experiment 1, the
-    O_max/λ/Δ sweeps and experiment 2, for Tables 3-6 and Figures 7, 8, 10 and 11 (--quick: seconds)."""
+    O_max/λ/Δ sweeps and experiment 2, for Tables 3-6 and Figures 7, 8, 10 and 11 (--quick: seconds).
+    With --on-slurm, experiment 1 and the sweeps are one Slurm job array (experiment 2 runs here)."""
     from ejb.experiments.subset import subset
     from ejb.experiments.target_runs import default_workers
     from slurm_ext.console import progress_bar
     from slurm_ext.workloads import load_workload
     from slurm_ext.workloads.reading import PAPER
 
-    for name, value in (("--jobs", jobs), ("--workers", workers)):
+    for name, value in (("--jobs", jobs), ("--workers", workers), ("--chunks", chunks)):
         if value is not None and value < 1:
             typer.echo(f"error: {name} must be >= 1, got {value}", err=True)
             raise typer.Exit(2)
+    if chunks is not None and not on_slurm:
+        typer.echo("error: --chunks needs --on-slurm", err=True)
+        raise typer.Exit(2)
+    where = array_options(on_slurm, out, on_slurm_dir, partition, time, max_parallel, "reproduce-ejb")
     path = traces / KTH_FILE
     if not path.is_file():
         typer.echo(f"error: {path}: no such file (--traces: the folder holding {KTH_FILE})", err=True)
@@ -395,14 +452,36 @@ def ejb_cmd(
     subset_of = len(full.jobs) if wl is not full else None
     n = workers or default_workers()
     points = sweep(quick)
-    with progress_bar("runs", "runs", enabled=not as_json) as update:
-        res = run_all(wl, points, n, update)
+    if where is not None:
+        from ejb.experiments.spread import source
+
+        src = source(str(path), "paper", limit)
+        res = run_all_spread(wl, src, points, where, chunks, progress=not as_json)
+    else:
+        with progress_bar("runs", "runs", enabled=not as_json) as update:
+            res = run_all(wl, points, n, update)
     files = write(res, path.name, len(wl.jobs), subset_of, n, out)
     if as_json:
+        spread = {"on_slurm_tasks": res["tasks"]} if where is not None else {}
         typer.echo(json.dumps({
             "workload": path.name, "jobs": len(wl.jobs), "rows": rows_of(res), "seconds": res["seconds"],
-            "workers": n, "files": [str(f) for f in files],
+            "workers": n, **spread, "files": [str(f) for f in files],
         }))  # fmt: skip
         return
     typer.echo(files[-1].read_text())
     typer.echo("wrote " + ", ".join(str(f) for f in files))
+
+
+# At the end, not the top: importing slurm_ext.reproduce (the first time) loads its entry points, this
+# module's ejb_cmd among them, which must be defined by then. Its options are read when a command runs.
+from slurm_ext.reproduce.sweep import (  # noqa: E402
+    MaxParallel,
+    OnSlurm,
+    OnSlurmDir,
+    Partition,
+    TaskTime,
+    array_options,
+)
+
+if TYPE_CHECKING:
+    from slurm_ext.reproduce.on_slurm import ArrayOptions

@@ -66,18 +66,27 @@ def sensitivity(
     cache: dict[EJBParams, OneElasticResult] = {}
     out: list[Point] = []
     for k, (name, value) in enumerate(points):
-        if name not in PARAMETERS:
-            raise ValueError(f"unknown parameter {name!r}; valid: {', '.join(PARAMETERS)}")
-        change: dict[str, Any] = {name: int(value) if name == "o_max" else float(value)}  # one of PARAMETERS
-        params = replace(base, **change)
+        params = point_params(base, name, value)
         if params not in cache:
             cache[params] = one_elastic(workload, params, sample=sample, workers=workers, rule=rule)
         r = cache[params]
-        tt = r.turnaround
-        lo, hi = tt.ci_change
-        out.append(
-            Point(name, value, tt.n, tt.before, tt.after, r.wait.change, r.run.change, tt.change, lo, hi)
-        )
+        out.append(point_of(name, value, r))
         if progress is not None:
+            tt = r.turnaround
             progress(k + 1, len(points), f"{name}={value:g}: t_t {tt.change * 100:+.1f}% ({r.seconds:.0f} s)")
     return out
+
+
+def point_params(base: EJBParams, name: str, value: float) -> EJBParams:
+    """``base`` with the swept parameter ``name`` set to ``value``."""
+    if name not in PARAMETERS:
+        raise ValueError(f"unknown parameter {name!r}; valid: {', '.join(PARAMETERS)}")
+    change: dict[str, Any] = {name: int(value) if name == "o_max" else float(value)}  # one of PARAMETERS
+    return replace(base, **change)
+
+
+def point_of(name: str, value: float, r: OneElasticResult) -> Point:
+    """A sweep point's row from its experiment 1."""
+    tt = r.turnaround
+    lo, hi = tt.ci_change
+    return Point(name, value, tt.n, tt.before, tt.after, r.wait.change, r.run.change, tt.change, lo, hi)
