@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dmr import expander_job, launch
-from dmr.launch import LAUNCH_TOKEN, LaunchSpec, exit_code, group_failed, start_group
+from dmr.launch import LAUNCH_TOKEN, LaunchSpec, exit_code, first_ended, group_failed, note_end, start_group
 from slurm_ext.agent_client import AgentClient
 
 GRACE = 30.0  # seconds the other groups get to finish after the application's first group ended
@@ -116,13 +116,7 @@ class Agent:
                 self.members.add(proc.pid)
             if token is not None:
                 self.ops.setdefault(token, _Op()).procs.append(proc)
-        threading.Thread(target=self._note_end, args=(proc,), daemon=True).start()
-
-    def _note_end(self, proc: subprocess.Popen[bytes]) -> None:
-        proc.wait()
-        with self.cond:
-            self.ended_at.setdefault(proc.pid, time.monotonic())
-            self.cond.notify_all()
+        note_end(proc, self.ended_at, self.cond)
 
     address_text = ""  # set by serve(): "host:port:key"
 
@@ -285,16 +279,14 @@ class Agent:
         """Why the application cannot go on (a group of its world ended with an error), or None."""
         with self.cond:
             if self.failure is None and not self.closing:
-                now = time.monotonic()
-                failed = [(self.ended_at.get(proc.pid, now), i, code, node, proc.pid)
-                          for i, (proc, node) in enumerate(zip(self.procs, self.launched_on, strict=True))
-                          if proc.pid not in self.excused and (code := proc.poll())
+                failed = [proc for proc in self.procs if proc.pid not in self.excused and proc.poll()
                           and (proc.pid in self.members or self.reports_to is not None)]  # fmt: skip
                 if failed:  # the first to end: the others may be its peers crashing in MPI
-                    _, _, code, node, pid = min(failed)
+                    bad = first_ended(failed, self.ended_at)
+                    node, code = self.launched_on[self.procs.index(bad)], int(bad.returncode)
                     self.failure = group_failed(node, self.job_id, code)
                     self.failure_code, self.failure_node = exit_code(code), node
-                    self.excused.add(pid)  # looked at once
+                    self.excused.add(bad.pid)  # looked at once
             return None if self.closing else self.failure
 
     def _excused(self) -> bool:

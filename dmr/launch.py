@@ -14,6 +14,8 @@ import re
 import shutil
 import signal
 import subprocess
+import threading
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -107,6 +109,29 @@ def start_group(
             *spec.argv,
         ]
     return subprocess.Popen(cmd, cwd=spec.cwd, env=env)
+
+
+def note_end(
+    proc: subprocess.Popen[bytes], ended_at: dict[int, float], lock: threading.Lock | threading.Condition
+) -> None:
+    """Note in ``ended_at`` (pid -> monotonic time) when ``proc`` ends, the moment it does (a thread
+    waits on it): a dead rank's peers may crash in MPI a moment later, before anyone looks, and the
+    group that ended first is the one that failed."""
+
+    def wait() -> None:
+        proc.wait()
+        with lock:
+            ended_at.setdefault(proc.pid, time.monotonic())
+            if isinstance(lock, threading.Condition):
+                lock.notify_all()
+
+    threading.Thread(target=wait, daemon=True).start()
+
+
+def first_ended(procs: list[subprocess.Popen[bytes]], ended_at: dict[int, float]) -> subprocess.Popen[bytes]:
+    """Of ``procs``, the one that ended first (one not noted yet counts as ending now; ties: list order)."""
+    now = time.monotonic()
+    return min(procs, key=lambda p: ended_at.get(p.pid, now))
 
 
 def group_failed(node: str, job_id: int | None, code: int) -> str:

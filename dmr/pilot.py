@@ -57,6 +57,7 @@ class Pilot:
         self.job_id = job_id
         self.nodes = nodes
         self.procs: list[subprocess.Popen[bytes]] = []
+        self.ended_at: dict[int, float] = {}  # pid -> when its group ended (monotonic)
         self.nodes_of: dict[int, str] = {}  # pid -> node of each group launched here
         self.stopping = False  # groups stopped on an order are no failure
         # a failed group's report, sent in every hello: a coordinator that was away hears it
@@ -135,10 +136,16 @@ class Pilot:
             else:
                 extra["DMR_TOKEN"] = token
             started.append(start_group(spec, self.job_id, node, extra))
+        self.adopt(started, self.nodes)
+
+    def adopt(self, started: list[subprocess.Popen[bytes]], nodes: list[str]) -> None:
+        """Watch started groups (``nodes[i]`` runs ``started[i]``): when each ends is noted at once."""
         with self.lock:
             self.procs += started
-            self.nodes_of.update({p.pid: node for p, node in zip(started, self.nodes, strict=True)})
+            self.nodes_of.update({p.pid: node for p, node in zip(started, nodes, strict=True)})
             self.reported = False
+        for proc in started:
+            launch.note_end(proc, self.ended_at, self.lock)
 
     def watch(self) -> None:
         """Report a failed group at once, and once every group launched so far has ended."""
@@ -159,9 +166,10 @@ class Pilot:
         with self.lock:
             if self.failure is not None or self.stopping:
                 return
-            bad = next((p for p in self.procs if p.poll()), None)
-            if bad is None:
+            failed = [p for p in self.procs if p.poll()]
+            if not failed:
                 return
+            bad = launch.first_ended(failed, self.ended_at)  # its peers may have crashed in MPI since
             why = launch.group_failed(self.nodes_of.get(bad.pid, "?"), self.job_id, bad.returncode)
             self.failure = {"op": "failed", "code": launch.exit_code(bad.returncode), "why": why}  # seen once
         _say(f"{why}: its peers cannot go on; stopping the application's groups in {launch.FAIL_GRACE:g} s")

@@ -78,6 +78,29 @@ def test_a_pilot_reports_a_failed_group_at_once_and_stops_its_others(monkeypatch
     b.close()
 
 
+def test_a_pilot_names_the_group_that_ended_first_when_its_peers_have_crashed_too(monkeypatch):
+    """Both groups have failed by the time the pilot looks (it looks every 0.2 s): the one that ended
+    first is named, not the first in launch order (as the agent does: test_agent_failure.py)."""
+    import subprocess
+
+    from dmr import launch
+
+    monkeypatch.setattr(launch, "FAIL_GRACE", 0.1)
+    a, b = socket.socketpair()
+    p = Pilot(LaunchSpec(argv=["true"], cwd="/"), 7, ["n1", "n2"], "127.0.0.1:1:s3cret:sub")
+    p.sock = a
+    peer = subprocess.Popen(["sh", "-c", "sleep 0.3; kill -11 $$"])  # crashes in MPI a moment later
+    dead = subprocess.Popen(["sh", "-c", "kill -9 $$"])
+    p.adopt([peer, dead], ["n1", "n2"])
+    peer.wait()
+    dead.wait()
+    p._watch_failure()
+    assert p.failure is not None
+    assert p.failure["why"] == "the group on n2 of job 7 was killed by signal 9 (SIGKILL)"
+    a.close()
+    b.close()
+
+
 def test_groups_stopped_on_an_order_are_no_failure():
     import subprocess
 
