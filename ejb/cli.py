@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ejb.experiments.bench_cli import add_bench_commands
-from ejb.experiments.reproduce import ejb_cmd
+from ejb.experiments.reproduce import Chunks, ejb_cmd
 from ejb.params import PAPER_DELTA, PAPER_MIGRATION, PAPER_MIN_PROCS, PAPER_O_MAX, EJBParams
 from slurm_ext.cli_options import (
     JsonOpt,
@@ -77,14 +77,6 @@ Window = Annotated[
     str | None,
     typer.Option(
         help="Only jobs submitted in START:END after the first one (seconds, or 12h, 30d; e.g. 0:30d)."
-    ),
-]
-Chunks = Annotated[
-    int | None,
-    typer.Option(
-        min=1,
-        help="With --on-slurm: the targets in N chunks, one array task each (per parameter set of a sweep;"
-        " default: one chunk per 200 targets).",
     ),
 ]
 TargetRule = Annotated[

@@ -36,6 +36,15 @@ if TYPE_CHECKING:
     from ejb.experiments.one_elastic import OneElasticResult
     from ejb.experiments.sensitivity import Point
 
+# --chunks of the commands that spread experiment 1 (spread.CHUNK_TARGETS is the 200)
+Chunks = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        help="With --on-slurm: the targets in N chunks, one array task each (per parameter set of a sweep;"
+        " default: one chunk per 200 targets).",
+    ),
+]
 KTH_FILE = "KTH-SP2-1996-2.1-cln.swf.gz"
 TRACE = "KTH"  # its key in ejb.experiments.paper's tables
 QUICK_JOBS = 5_000
@@ -412,13 +421,7 @@ def ejb_cmd(
     partition: Partition = None,
     time: TaskTime = None,
     max_parallel: MaxParallel = None,
-    chunks: Annotated[
-        int | None,
-        typer.Option(
-            help="With --on-slurm: each parameter set's targets in N chunks, one array task each "
-            "(default: one chunk per 200 targets)"
-        ),
-    ] = None,
+    chunks: Chunks = None,
 ) -> None:
     """The EJB paper's section 6 (paper 004) on KTH-SP2, beside its numbers: experiment 1, the
     O_max/λ/Δ sweeps and experiment 2, for Tables 3-6 and Figures 7, 8, 10 and 11 (--quick: seconds).
