@@ -121,8 +121,10 @@ def run(
     settle: float = 2.0,
     timeout: float = 1500,
     app: str = "python",
+    events_out: Path | None = None,
 ) -> dict[str, Any]:
-    """Run the benchmark on the local cluster; returns ``{"operations": {...}, ...}``."""
+    """Run the benchmark on the local cluster; returns ``{"operations": {...}, ...}``. The service's
+    events log (JSON lines: every decision with its reason) is kept at ``events_out`` if given."""
     from slurm_ext.config import load_config
     from slurm_ext.policies.dmr import DMRPolicy
     from slurm_ext.service import Controller, Server, ServiceOptions
@@ -202,20 +204,23 @@ def run(
         "credential_waits": summarize(ctl.timings["credential_wait"]),
         "settle_s": settle,
         "helpers_left": left,
-        "answers": answers(events),
+        "answers": answers(events, keep=events_out),
+        "events": str(events_out) if events_out else None,
         "checksum_ok": worker_result["checksum_ok"],
         "paper_avg": PAPER,
         "target_p50": TARGET[strategy],
     }
 
 
-def answers(events: Path, last: int = 8) -> list[str]:
+def answers(events: Path, last: int = 8, keep: Path | None = None) -> list[str]:
     """The service's last ``last`` answers to the worker ("shrink 2->1: why", "none 1->1: why"), the
     cycle's checks coming after the no-action ones: what says why a cycle did not resize. The events
-    file goes with it."""
+    file goes with it (copied to ``keep`` first, if given)."""
     from slurm_ext.service.events import read_events
 
     said = [e for e in read_events(events) if e.get("kind") == "decision"][-last:]
+    if keep is not None and events.exists():
+        shutil.copyfile(events, keep)
     shutil.rmtree(events.parent, ignore_errors=True)
     return [f"{e.get('action')} {e.get('old')}->{e.get('new')}: {e.get('reason') or ''}" for e in said]
 
@@ -299,13 +304,24 @@ def latency_cmd(
     app: Annotated[
         str, typer.Option(help="The worker: python (mpi4py, dmr) or c (libdmr, dmr.h; needs a C compiler)")
     ] = "python",
+    events: Annotated[
+        Path | None,
+        typer.Option(help="Keep the service's events log here (JSON lines: each decision and why)"),
+    ] = None,
 ) -> None:
     """Time no-action, expand and shrink on the local cluster, beside paper 002's Table 2."""
     if cycles < 1 or no_action < 1 or state_mb < 0 or settle < 0:
         typer.secho("error: --cycles and --no-action must be >= 1, --state-mb and --settle >= 0", err=True)
         raise typer.Exit(2)
+    if events is not None:
+        try:
+            events.parent.mkdir(parents=True, exist_ok=True)
+            events.touch()
+        except OSError as exc:
+            typer.secho(f"error: cannot write --events {events}: {exc.strerror}", err=True)
+            raise typer.Exit(2) from None
     try:
-        result = run(strategy, cycles, no_action, state_mb, settle, app=app)
+        result = run(strategy, cycles, no_action, state_mb, settle, app=app, events_out=events)
     except BenchError as exc:
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
         raise typer.Exit(1) from None

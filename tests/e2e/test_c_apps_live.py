@@ -81,12 +81,16 @@ def _finished(codes: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]] |
     return codes if codes and codes.get(next(iter(codes)), ("",))[0] not in ("RUNNING", "RESIZING") else None
 
 
-def test_latency_benchmark_runs_the_c_worker(local_cluster):
-    """`slurm-ext bench latency --app c` end to end at a small size (its numbers are not judged here)."""
+def test_latency_benchmark_runs_the_c_worker(local_cluster, tmp_path):
+    """`slurm-ext bench latency --app c` end to end at a small size (its numbers are not judged here),
+    its service's events log kept (`--events`)."""
     from slurm_ext.bench.latency import run
+    from slurm_ext.service.events import read_events
 
-    res = run("merge", cycles=1, no_action=20, state_mb=1, settle=0.5, app="c")
+    kept = tmp_path / "events.jsonl"
+    res = run("merge", cycles=1, no_action=20, state_mb=1, settle=0.5, app="c", events_out=kept)
     assert res["app"] == "c" and res["checksum_ok"] and res["helpers_left"] == []
+    assert res["events"] == str(kept) and sum(e.get("kind") == "decision" for e in read_events(kept)) >= 20
     # of the cycle's two expands and two shrinks, an expand onto the node the shrink before released
     # may be answered "no action" while Slurm still completes that node (the benchmark reports it)
     assert res["no_action"]["n"] == 20 and res["expand_total"]["n"] >= 1 and res["shrink_app"]["n"] == 2, res[
