@@ -64,6 +64,10 @@ def test_reproduce_sd_writes_each_runs_row_beside_the_papers_numbers(tmp_path: P
     report = (out / "report.md").read_text()
     assert "| paper: static backfill | 198,509 | 21,615,111 | 29,858 | 3,666.5 |" in report, report
     assert "best slowdown -70.4%, response -50.0%" in report
+    assert "Fig. 8, worst case against ideal" in report
+    backfill = next(r for r in summary["rows"] if r["run"].startswith("static backfill"))
+    assert all(r["slowdown_vs_backfill"] == r["slowdown"] / backfill["slowdown"] - 1
+               for r in summary["rows"] if r["workload"] == backfill["workload"])  # fmt: skip
     assert (out / "sd.png").stat().st_size > 1000
 
 
@@ -74,6 +78,8 @@ def test_reproduce_sd_without_the_traces_is_one_line_and_exit_2(tmp_path: Path) 
     )
     res = reproduce("--jobs", "0")
     assert res.returncode == 2 and "--jobs must be >= 1" in res.stderr
+    res = reproduce("--sharing", "sockets")
+    assert res.returncode == 2 and "--sharing must be nodes, cores or both" in res.stderr
 
 
 def test_reproduce_dbes_runs_figs_4_and_7_with_the_papers_claims(tmp_path: Path) -> None:
