@@ -181,8 +181,8 @@ class SDPolicy(ViewPolicy):
 
     def penalty(self, r: Running, lent: int, duration: float) -> float:
         """Eq. 4: the mate's predicted slowdown if it lends ``lent`` nodes for ``duration`` (in the
-        worst case, any loan halves its pace: a node at one slot of two)."""
-        return self._slowdown(r, duration / 2 if self.worst_case else duration * lent / r.size)
+        worst case, any loan sets its pace to that of a node with a slot lent: (s - 1) / s, half with two)."""
+        return self._slowdown(r, duration / self.slots if self.worst_case else duration * lent / r.size)
 
     def select_mates(
         self, cl: WorkingView, prof: SnapshotProfile, job: Queued, limit: float
@@ -268,7 +268,8 @@ class SDPolicy(ViewPolicy):
             k = i * s + (n - i)
             if k < job.min_nodes:
                 break  # fewer idle nodes only means fewer slots
-            duration = req * 2 if self.worst_case else req * want / k
+            # worst case: a node at one slot of s sets the pace (Eq. 6); ideal: linear in the slots
+            duration = req * s if self.worst_case else req * want / k
             end = now + duration
             need = n - i  # mates' nodes, one slot each
             while first < len(by_end) and by_end[first].end < end:
