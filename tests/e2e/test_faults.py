@@ -32,6 +32,11 @@ def grown_fs_and_a_rank_off_its_first_node(slurm, server, run_args: str = "", st
     job = slurm.dmr_fs(server.address, 1, f"--steps {steps} --step-seconds 1 --state-mb 8 --max 8", ppn=PPN,
                        run_args=run_args)  # fmt: skip
     ranks = slurm.wait(lambda: (r := app_ranks(job)) and len(r) == 4 * PPN and r, timeout=90)
+    # and the growth done, as the application sees it: a rank killed while the new ranks still join
+    # is a failed expansion (no action), not a failed application (a loaded machine takes seconds)
+    slurm.wait(
+        lambda: re.search(rf"FS step \d+: expand \d+->{4 * PPN} in", slurm.output("fs", job)), timeout=60
+    )
     first = next(env["DMR_NODE"] for env in ranks.values() if env.get("SLURM_JOB_ID") == str(job))
     victim = next(pid for pid, env in ranks.items() if env["DMR_NODE"] != first)
     return job, victim, ranks[victim]["DMR_NODE"]
