@@ -42,6 +42,22 @@ def subjob_name(eid: int, key: int) -> str:
     return f"ejb{eid}.{key}"
 
 
+# A spare, ``ejb<J0>.spare<i>``: a held subjob ejb-submit queued as its owner for a manager that cannot
+# submit jobs as another user (not root); the manager renames it ``ejb<J0>.<key>`` when it uses it.
+SPARE_NAME = re.compile(r"ejb(\d+)\.spare(\d+)")
+
+
+def spare_name(eid: int, index: int) -> str:
+    """The job name of spare ``index`` of the application whose placeholder is job ``eid``."""
+    return f"ejb{eid}.spare{index}"
+
+
+def is_spare_of(name: str, eid: int) -> bool:
+    """Whether a job named ``name`` is a spare of the application of placeholder ``eid``."""
+    m = SPARE_NAME.fullmatch(name)
+    return m is not None and int(m.group(1)) == eid
+
+
 def is_subjob_of(name: str, eid: int) -> bool:
     """Whether a job named ``name`` is a subjob of the application of placeholder ``eid``."""
     m = SUBJOB_NAME.fullmatch(name)

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dmr.launch import spare_name
 from ejb import sbatch_cli
 from ejb.live import jobs
 from ejb.live.client import manager_address, request
@@ -199,14 +200,15 @@ def _procs(req: Request) -> int:
 PING_TIMEOUT = 5.0
 
 
-def _manager(address: str) -> str | None:
-    """The address the manager's pilots reach it at (None: it does not answer)."""
+def _manager(address: str) -> dict | None:
+    """The manager's answer to a ping: ``pilot``, the address its pilots reach it at, and
+    ``spares``, how many held subjobs it asks for (None: it does not answer)."""
     try:
         # A few seconds: a manager that just started, on a busy login node, still answers.
         reply = request(address, {"op": "ping"}, timeout=PING_TIMEOUT)
     except (OSError, ValueError):
         return None
-    return str(reply.get("pilot") or address) if reply.get("ok") else None
+    return reply if reply.get("ok") else None
 
 
 def _uses_dmr(req: Request) -> bool:
@@ -293,7 +295,9 @@ def bundle(req: Request, typed: list[str]) -> int:
     ``typed``: the command line as the user typed it (``ejb status`` shows it).
     """
     manager = manager_address(req.ejb.get("manager"))
-    pilot_at = _manager(manager) or manager
+    hello = _manager(manager) or {}
+    pilot_at = str(hello.get("pilot") or manager)
+    spares = [secrets.token_hex(12) for _ in range(int(hello.get("spares") or 0))]
     secret = secrets.token_hex(12)
     options = _given_pairs(req)
     argv = jobs.j0_argv(options, _script_words(req), f"{pilot_at}:{secret}:j0")
@@ -309,7 +313,7 @@ def bundle(req: Request, typed: list[str]) -> int:
             "o_max": int(req.ejb["o_max"]) if "o_max" in req.ejb else None,
             "migration": float(req.ejb["migration"]) if "migration" in req.ejb else None,
             "command": shlex.join(["ejb-submit", *typed]),
-            "files": files_of(req, dict(os.environ), os.getcwd()),
+            "files": files_of(req, dict(os.environ), os.getcwd()), "spares": spares,
         })  # fmt: skip
         why = None if reply.get("ok") else str(reply.get("error"))
     except (OSError, ValueError) as exc:
@@ -325,8 +329,27 @@ def bundle(req: Request, typed: list[str]) -> int:
         print(f"ejb-submit: warning: the EJB manager did not take job {j0} ({why}); it runs as a plain job",
               file=sys.stderr)  # fmt: skip
     else:
+        if reply.get("spare"):
+            _queue_spares(j0, options, _script_words(req), reply["spare"], pilot_at, spares)
         print(f"ejb-submit: job {j0} bundled: it starts in subjobs now (ejb status {j0})", file=sys.stderr)
     return 0
+
+
+def _queue_spares(
+    j0: int, options: jobs.Options, script: list[str], spare: dict, pilot_at: str, secrets_: list[str]
+) -> None:
+    """The held subjobs a manager that cannot submit as this user asked for, queued as this user
+    (the manager reshapes and releases them when it needs a subjob). One that sbatch refuses ends
+    the queueing with a warning: the job runs all the same, with fewer subjobs or in J0 alone."""
+    for index, secret in enumerate(secrets_):
+        argv = jobs.subjob_argv(options, script, 1, float(spare["limit"]), spare_name(j0, index),
+                                str(spare["output"]), f"{pilot_at}:{secret}:sub", str(spare["error"]),
+                                hold=True)  # fmt: skip
+        res = subprocess.run(argv, capture_output=True, text=True, check=False)
+        if res.returncode != 0:
+            why = res.stderr.strip() or f"sbatch exited {res.returncode}"
+            print(f"ejb-submit: warning: spare {index} of job {j0} not queued ({why})", file=sys.stderr)
+            return
 
 
 def _validate(ejb: dict[str, str]) -> None:

@@ -46,6 +46,14 @@ class EJBBackend(ClusterBackend, Protocol):
         """Whether jobs' files are opened for appending unless a job asks otherwise."""
         ...
 
+    def release_held(self, job_id: int, nodes: int, time_limit: float, name: str) -> None:
+        """A held pending job set to ``nodes``, ``time_limit`` seconds and ``name``, then released."""
+        ...
+
+    def hold_again(self, job_id: int, name: str) -> None:
+        """A pending job held and renamed; a RuntimeError if it has started."""
+        ...
+
     def submit_as(
         self, user: str, argv: Sequence[str], env: Mapping[str, str], cwd: str, timeout: float = 60.0
     ) -> int:

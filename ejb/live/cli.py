@@ -47,10 +47,20 @@ def manager_cmd(
     o_max: Annotated[int, typer.Option("--o-max", help="Most ranks per CPU a subjob may run (O_max)")] = 4,
     migration: MigrationOpt = 10.0,
     interval: Annotated[float, typer.Option(help="Seconds between two passes over the queue")] = 1.0,
+    spares: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Held subjobs ejb-submit queues per job, which the manager reshapes and releases "
+            "instead of submitting subjobs as the job's owner [default: 0 as root, else 4]",
+        ),
+    ] = None,
 ) -> None:
     """Run the EJB manager: bundles jobs submitted with ejb-submit into subjobs that start now.
 
-    Every decision is logged with its reason; the state survives a restart.
+    Every decision is logged with its reason; the state survives a restart. Run as root it submits
+    subjobs as their owner; run as a user with Slurm's Operator level (a site's service user) it
+    uses spares: held subjobs ejb-submit queues as the owner, reshaped and released when needed.
     """
     from ejb.live.daemon import Daemon, run
     from slurm_ext.config import ConfigError, load_config
@@ -67,7 +77,7 @@ def manager_cmd(
         raise typer.Exit(1)
     try:
         where = state_dir or cfg.cluster.state_dir / "ejb"
-        daemon = Daemon(where, params, host, port, service_port, interval, cfg.slurm_conf)
+        daemon = Daemon(where, params, host, port, service_port, interval, cfg.slurm_conf, spares)
     except OSError as exc:
         typer.echo(f"error: cannot listen on {host}:{port}/{service_port}: {exc}", err=True)
         raise typer.Exit(1) from None

@@ -52,7 +52,7 @@ class _Handler(socketserver.StreamRequestHandler):
                 elif op == "cancel":
                     reply = manager.cancel(int(req["eid"]), peer)
                 elif op == "ping":
-                    reply = {"ok": True, "pilot": manager.pilot_address}
+                    reply = {"ok": True, "pilot": manager.pilot_address, "spares": manager.spares}
                 else:
                     reply = {"ok": False, "error": f"unknown op {op!r}"}
             except (KeyError, TypeError, ValueError) as exc:

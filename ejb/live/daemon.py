@@ -33,10 +33,11 @@ class Daemon:
         service_port: int = 7119,
         interval: float = 1.0,
         slurm_conf: Path | None = None,
+        spares: int | None = None,
     ) -> None:
         seen_as = advertised_host() if host in ("0.0.0.0", "") else host
         backend = SlurmCluster(slurm_conf=slurm_conf)
-        self.manager = Manager(backend, state_dir, params, "", "", interval)
+        self.manager = Manager(backend, state_dir, params, "", "", interval, spares)
         self.control = ControlServer(self.manager, host, port)
         self.service = Server(self.manager, host, service_port)
         self.manager.pilot_address = f"{seen_as}:{self.control.server_address[1]}"

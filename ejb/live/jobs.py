@@ -79,8 +79,10 @@ def subjob_argv(
     output: str,
     pilot: str,
     error: str = "",
+    hold: bool = False,
 ) -> list[str]:
-    """A subjob: the user's options and script, EJB's shape, ``J0``'s output (and error) file, a pilot."""
+    """A subjob: the user's options and script, EJB's shape, ``J0``'s output (and error) file, a pilot;
+    ``hold``: queued held (a spare, released by the manager when it uses it)."""
     minutes = max(1, math.ceil(limit / 60)) if math.isfinite(limit) else None
     # --mail-type=NONE and --no-requeue also override what #SBATCH lines of the script ask for
     args = ["sbatch", "--parsable", *words(options, SET_BY_EJB), "-N", str(nodes), f"--ntasks={nodes}",
@@ -93,6 +95,8 @@ def subjob_argv(
     if error:
         args.append(f"--error={error}")
     args.append(f"--export={with_pilot(export_of(options), pilot)}")
+    if hold:
+        args.append("--hold")
     return [*args, *script]
 
 

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from dmr.agent import Agent, serve
-from dmr.launch import SUBJOB_NAME, LaunchSpec, subjob_name
+from dmr.launch import SPARE_NAME, SUBJOB_NAME, LaunchSpec, spare_name, subjob_name
 from ejb.actions import Action, CancelSubjob, Migrate, SubmitSubjob
 from ejb.live import jobs
 from ejb.live.backend import EJBBackend
@@ -62,6 +62,7 @@ ACK_TIMEOUT = 30.0
 EXPAND_TRIES = 3
 END_GRACE = 30.0  # seconds a subjob told to exit may take before it is cancelled
 PLAN_WAIT = 60.0  # longest wait for a backfill pass to plan a new J0 (a site's bf_interval is 30 s)
+SPARES = 4  # held subjobs ejb-submit queues for each job when the manager cannot submit as its owner
 
 
 @dataclass(frozen=True)
@@ -100,8 +101,13 @@ class Manager:
         pilot_address: str,
         service_address: str,
         interval: float = 1.0,
+        spares: int | None = None,
     ) -> None:
+        """``spares``: how many held subjobs ejb-submit queues for each job, for the manager to
+        reshape and release instead of submitting subjobs itself; default none when the manager
+        is root (it submits as the job's owner), else :data:`SPARES` (an Operator cannot)."""
         self.backend = backend
+        self.spares = spares if spares is not None else (0 if os.geteuid() == 0 else SPARES)
         self.cache = SnapshotCache(backend, interval)
         self.interval = interval
         self.params = params
@@ -175,7 +181,7 @@ class Manager:
                 migration_cost=float(req.get("migration") or self.params.migration),
                 command=str(req.get("command", "")),
                 nodes=job.node_count, limit=float(job.time_limit or 3600.0), partition=job.partition,
-                submitted=time.time(),
+                submitted=time.time(), spare_secrets=[str(x) for x in req.get("spares", [])][: self.spares],
             )  # fmt: skip
             self._files(app, job, snap, req.get("files"))
             app.subjobs[J0_KEY] = SubjobRecord(J0_KEY, eid, job.node_count, app.limit, str(req["secret"]))
@@ -191,7 +197,11 @@ class Manager:
             )
             log.info("job %s: bundled (P=%s nodes, R=%.0f s, owner %s)", eid, app.nodes, app.limit, app.owner)
             self._save()
-        return {"ok": True, "eid": eid}
+        if not app.spare_secrets:
+            return {"ok": True, "eid": eid}
+        # what ejb-submit queues as spares: held one-node subjobs with J0's limit and files
+        spare = {"limit": app.limit, "output": app.output, "error": app.error}
+        return {"ok": True, "eid": eid, "spare": spare}
 
     def _files(self, app: AppRecord, j0: Job, snap: Snapshot, files: dict[str, str] | None) -> None:
         """The output and error files sbatch gives ``J0`` (``files``: the user's patterns, open
@@ -444,11 +454,69 @@ class Manager:
         for app in self.apps.values():  # written ahead, never submitted: nothing to adopt
             for key, sub in list(app.subjobs.items()):
                 named = subjob_name(app.eid, key)
-                if sub.state == "submitting" and not any(j.name == named for j in snap.jobs):
+                if sub.state != "submitting" or sub.spare is not None:
+                    continue
+                if not any(j.name == named for j in snap.jobs):
                     del app.subjobs[key]
                     app.log(now, f"subjob {key}: no job {named} in the queue after a restart; dropped")
                     changed = True
+        return self._sweep_spares(snap, now) or changed
+
+    def _sweep_spares(self, snap: Snapshot, now: float) -> bool:
+        """Spares ejb-submit queued are taken into their application's pool (their owner's, held,
+        an index it registered); a spare of an application that ended is cancelled; one gone from
+        the queue leaves the pool; a spare released just before a restart is released again."""
+        changed = False
+        for job in snap.jobs:
+            m = SPARE_NAME.fullmatch(job.name)
+            app = self.apps.get(int(m.group(1))) if m else None
+            if m is None or app is None or job.user != app.owner:
+                continue  # not EJB's, or another manager's: never touched
+            index = int(m.group(2))
+            if app.phase not in ("waiting", "running"):
+                self.backend.cancel_quietly(job.job_id, job.name)
+                app.log(now, f"cancelled spare {index} (job {job.job_id}): the job has ended")
+                changed = True
+            elif (
+                job.state is JobState.PENDING
+                and index < len(app.spare_secrets)
+                and index not in app.spares
+                and all(sub.spare != index for sub in app.subjobs.values())
+            ):
+                app.spares[index] = job.job_id
+                app.log(now, f"spare {index} = job {job.job_id}")
+                changed = True
+        for app in self.apps.values():
+            for index, job_id in list(app.spares.items()):
+                held = snap.job(job_id)
+                if held is None or held.state is not JobState.PENDING:  # cancelled, or released by hand
+                    del app.spares[index]
+                    app.log(now, f"spare {index} (job {job_id}) left the pool: "
+                                 f"{held.state.value if held else 'gone from the queue'}")  # fmt: skip
+                    changed = True
+            for sub in list(app.subjobs.values()):
+                if sub.state == "submitting" and sub.spare is not None and sub.job_id is not None:
+                    changed |= self._release_again(app, sub, snap, now)
         return changed
+
+    def _release_again(self, app: AppRecord, sub: SubjobRecord, snap: Snapshot, now: float) -> bool:
+        """A subjob whose spare the manager was releasing when it stopped: released again if still
+        held (the same update twice changes nothing), kept if released, dropped if gone."""
+        assert sub.job_id is not None
+        job = snap.job(sub.job_id)
+        try:
+            if job is None or job.state not in (JobState.PENDING, JobState.RUNNING):
+                raise RuntimeError(f"job {sub.job_id} is {job.state.value if job else 'gone'}")
+            if job.state is JobState.PENDING and job.reason.startswith("JobHeld"):
+                self.backend.release_held(sub.job_id, sub.nodes, sub.limit, subjob_name(app.eid, sub.key))
+        except RuntimeError as exc:
+            del app.subjobs[sub.key]
+            app.log(now, f"subjob {sub.key}: spare {sub.spare} not released after a restart ({exc}); dropped")
+            return True
+        sub.state = "pending"  # seen running at the next pass if it has started
+        self.ejb.bound(app.eid, sub.key, sub.job_id, now)
+        app.log(now, f"released spare {sub.spare} as subjob {sub.key} = job {sub.job_id} (after a restart)")
+        return True
 
     def _started(self, app: AppRecord, sub: SubjobRecord, now: float) -> None:
         ej = self.ejb.jobs[app.eid]
@@ -474,6 +542,7 @@ class Manager:
             e
             for e, a in self.apps.items()
             if a.phase in ("waiting", "running")
+            and (a.spares or not self.spares)  # a manager using spares has none left for it
             and self.ejb.wants_slots(e)
             and self._j0_planned(a, now)
             and not self._j0_starting(a)
@@ -545,34 +614,59 @@ class Manager:
         except Exception as exc:
             app.log(now, f"slot check failed ({exc}); subjob {act.key} not submitted")
             return
-        secret = secrets.token_hex(12)
-        pilot = f"{self.pilot_address}:{secret}:sub"
-        name = subjob_name(app.eid, act.key)
-        argv = jobs.subjob_argv(app.options, app.script, act.procs, limit, name, app.output, pilot, app.error)
-        sub = app.subjobs[act.key] = SubjobRecord(act.key, None, act.procs, limit, secret, state="submitting")
-        self._save()  # written ahead: a manager killed during sbatch adopts the job by its name
-        try:
-            job_id = self._sbatch(app, argv)
-        except RuntimeError as exc:
-            del app.subjobs[act.key]
-            app.log(now, f"subjob {act.key} not submitted: {exc}")
+        job_id = self._use_spare(app, act, limit, now) if self.spares else self._sbatch(app, act, limit, now)
+        if job_id is None:
             return
         crash_point("ejb-submitted")  # tests: the job is in the queue, the manager does not know its id
+        sub = app.subjobs[act.key]
         sub.job_id, sub.state = job_id, "pending"
         self.ejb.bound(app.eid, act.key, job_id, now)
         self.counters["submitted"] += 1
-        app.log(
-            now, f"submitted subjob {act.key} = job {job_id}: {act.procs} nodes, {limit:.0f} s ({act.reason})"
-        )
+        how = "submitted" if sub.spare is None else f"released spare {sub.spare} as"
+        app.log(now, f"{how} subjob {act.key} = job {job_id}: {act.procs} nodes, {limit:.0f} s "
+                     f"({act.reason})")  # fmt: skip
         log.info("job %s: subjob %s = job %s (%s nodes, %.0f s): %s", app.eid, act.key, job_id, act.procs,
                  limit, act.reason)  # fmt: skip
         self._save()
 
-    def _sbatch(self, app: AppRecord, argv: list[str]) -> int:
-        """sbatch as the application's owner, with the environment ejb-submit ran in (the user's
-        environment never reaches a root process: :meth:`SlurmCluster.submit_as`). RuntimeError
-        with sbatch's message if it fails."""
-        return self.backend.submit_as(app.owner, argv, app.env, app.cwd)
+    def _sbatch(self, app: AppRecord, act: SubmitSubjob, limit: float, now: float) -> int | None:
+        """The subjob submitted by sbatch as the application's owner, with the environment
+        ejb-submit ran in (the user's environment never reaches a root process:
+        :meth:`SlurmCluster.submit_as`); its id, None (logged) if sbatch refused."""
+        secret = secrets.token_hex(12)
+        pilot = f"{self.pilot_address}:{secret}:sub"
+        name = subjob_name(app.eid, act.key)
+        argv = jobs.subjob_argv(app.options, app.script, act.procs, limit, name, app.output, pilot, app.error)
+        app.subjobs[act.key] = SubjobRecord(act.key, None, act.procs, limit, secret, state="submitting")
+        self._save()  # written ahead: a manager killed during sbatch adopts the job by its name
+        try:
+            return self.backend.submit_as(app.owner, argv, app.env, app.cwd)
+        except RuntimeError as exc:
+            del app.subjobs[act.key]
+            app.log(now, f"subjob {act.key} not submitted: {exc}")
+            return None
+
+    def _use_spare(self, app: AppRecord, act: SubmitSubjob, limit: float, now: float) -> int | None:
+        """The subjob made of one of the application's spares, reshaped, renamed and released (a
+        manager that is not root cannot submit as the owner); its id, None (logged) if none is left
+        or Slurm refused."""
+        if not app.spares:
+            app.log(now, f"subjob {act.key} not submitted: no spare left (queued by ejb-submit: "
+                         f"{len(app.spare_secrets)})")  # fmt: skip
+            return None
+        index, job_id = min(app.spares.items())
+        del app.spares[index]
+        app.subjobs[act.key] = SubjobRecord(act.key, job_id, act.procs, limit, app.spare_secrets[index],
+                                            state="submitting", spare=index)  # fmt: skip
+        self._save()  # written ahead: a manager killed here releases it again at its next pass
+        try:
+            self.backend.release_held(job_id, act.procs, limit, subjob_name(app.eid, act.key))
+        except RuntimeError as exc:  # gone (its owner cancelled it), or a limit Slurm enforces
+            del app.subjobs[act.key]
+            app.spares[index] = job_id  # the next pass drops it if it has gone
+            app.log(now, f"subjob {act.key} not released from spare {index} (job {job_id}): {exc}")
+            return None
+        return job_id
 
     def _cancel_subjob(self, app: AppRecord, act: CancelSubjob, now: float) -> bool:
         """Cancel now, or (True) once a migration has moved the subjob's ranks away."""
@@ -583,12 +677,27 @@ class Manager:
             sub.leaving = True  # its ranks move first; the job ends when they are gone
             app.log(now, f"subjob {act.key} (job {sub.job_id}) to be left: {act.reason}")
             return True
+        if sub.spare is not None and sub.state == "pending" and self._hold_again(app, sub, act.reason, now):
+            return False
         sub.cancelled = True
         self._order(app, act.key, {"do": "exit"})
         self._cancel(app, sub)
         app.log(now, f"cancelled subjob {act.key} (job {sub.job_id}): {act.reason}")
         log.info("job %s: cancelled subjob %s (job %s): %s", app.eid, act.key, sub.job_id, act.reason)
         return False
+
+    def _hold_again(self, app: AppRecord, sub: SubjobRecord, why: str, now: float) -> bool:
+        """A pending subjob made of a spare held and renamed back into the spares (a pool used up
+        by subjobs that lost their slot would leave nothing to start); False if it has started."""
+        assert sub.spare is not None and sub.job_id is not None
+        try:
+            self.backend.hold_again(sub.job_id, spare_name(app.eid, sub.spare))
+        except RuntimeError:
+            return False
+        del app.subjobs[sub.key]
+        app.spares[sub.spare] = sub.job_id
+        app.log(now, f"subjob {sub.key} (job {sub.job_id}) held again as spare {sub.spare}: {why}")
+        return True
 
     def _cancel(self, app: AppRecord, sub: SubjobRecord) -> None:
         """A subjob by its id and name (an id Slurm gave again after losing state is not ours), J0
@@ -615,6 +724,10 @@ class Manager:
             if sub.state == "pending" or phase == "cancelled" or not told:
                 self._cancel(app, sub)
                 cancelled.append(sub.job_id)
+        for index, job_id in sorted(app.spares.items()):
+            self.backend.cancel_quietly(job_id, spare_name(app.eid, index))
+            cancelled.append(job_id)
+        app.spares.clear()
         self._drop_agent(app.eid)
         self._save()
         return cancelled
@@ -804,7 +917,7 @@ def _public(app: AppRecord) -> dict[str, Any]:
     """What anyone may see of a bundled job (as squeue shows every job): not its owner's
     environment, nor the secrets its pilots and agent prove themselves with."""
     out = app.to_json()
-    for key in ("env", "agent_key"):
+    for key in ("env", "agent_key", "spare_secrets"):
         out.pop(key, None)
     for sub in out["subjobs"].values():
         sub.pop("secret", None)

@@ -2,9 +2,10 @@
 
 One :class:`AppRecord` per application, known by its placeholder ``J0``'s job id (the id
 ``ejb-submit`` printed); one :class:`SubjobRecord` per Slurm job EJB submitted for it (``J0``
-is key 0). The whole state -- these records and EJB-sched's own (:class:`ejb.scheduler.EJBScheduler`)
--- is written after every change, to a temporary file then renamed, so a manager killed at any
-moment restarts from the last complete state.
+is key 0), or took from the application's spares (held jobs ejb-submit queued for a manager that
+cannot submit as their owner). The whole state -- these records and EJB-sched's own
+(:class:`ejb.scheduler.EJBScheduler`) -- is written after every change, to a temporary file then
+renamed, so a manager killed at any moment restarts from the last complete state.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class SubjobRecord:
     leaving: bool = False  # its ranks move away; the job ends once they have
     cancelled: bool = False  # EJB cancelled it: a late start or its ranks' exit codes do not count
     ended_at: float | None = None
+    spare: int | None = None  # the spare (its index) this subjob was made from; None: submitted by EJB
 
 
 @dataclass
@@ -79,6 +81,8 @@ class AppRecord:
     agent_port: int = 0
     agent_key: str = ""
     events: list[tuple[float, str]] = field(default_factory=list)  # (time, what and why)
+    spare_secrets: list[str] = field(default_factory=list)  # the pilot secret of each spare, by index
+    spares: dict[int, int] = field(default_factory=dict)  # index -> job id: held spares ready to use
 
     def log(self, now: float, text: str) -> None:
         self.events.append((now, text))
@@ -93,8 +97,9 @@ class AppRecord:
         mig = raw.pop("migration")
         queued = [Migration(**m) for m in raw.pop("queued", [])]
         events = [(float(t), str(x)) for t, x in raw.pop("events")]
+        spares = {int(k): int(v) for k, v in raw.pop("spares", {}).items()}  # JSON's keys are strings
         return cls(**raw, subjobs=subs, migration=None if mig is None else Migration(**mig), queued=queued,
-                   events=events)  # fmt: skip
+                   events=events, spares=spares)  # fmt: skip
 
 
 class Store:

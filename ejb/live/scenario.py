@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from dmr.launch import is_subjob_of
+from dmr.launch import is_spare_of, is_subjob_of
 from dmr_apps import script
 from slurm_ext.backend import JobRequest
 from slurm_ext.slurm import SlurmCluster
@@ -224,8 +224,8 @@ def run_once(
 
 
 def leftover(slurm: SlurmCluster, job: int) -> list[int]:
-    """Jobs of a bundled job still in the queue (J0 or any subjob)."""
-    return [j for j, n, _ in queue(slurm) if j == job or is_subjob_of(n, job)]
+    """Jobs of a bundled job still in the queue (J0, any subjob or spare)."""
+    return [j for j, n, _ in queue(slurm) if j == job or is_subjob_of(n, job) or is_spare_of(n, job)]
 
 
 def start_manager(

@@ -513,9 +513,12 @@ class SlurmCluster:
             raise InvalidRequest(f"job {job_id} is {job.state}; only a pending job can be moved up the queue")
         self.cmd.run(["scontrol", "update", f"JobId={job_id}", f"Priority={TOP_PRIORITY}"])
 
-    def resize_pending(self, job_id: int, nodes: int, time_limit: float | None = None) -> None:
+    def resize_pending(
+        self, job_id: int, nodes: int, time_limit: float | None = None, name: str | None = None
+    ) -> None:
         """``scontrol update JobId=X NumNodes=k-k`` on a pending job: it starts on ``k`` nodes; with
-        ``time_limit`` (seconds) its limit set in the same update. One ``scontrol show job``, one update."""
+        ``time_limit`` (seconds) and ``name`` its limit and name set in the same update. One
+        ``scontrol show job``, one update."""
         if nodes < 1:
             raise InvalidRequest(f"a job needs at least 1 node, got {nodes}")
         shown = self.show_job(job_id)
@@ -535,7 +538,20 @@ class SlurmCluster:
                 words.append(f"{key}={max(1, math.ceil(int(count) * nodes / old))}")
         if time_limit is not None:
             words.append(f"TimeLimit={self._minutes(time_limit)}")
+        if name is not None:
+            words.append(f"JobName={name}")
         self.cmd.run(["scontrol", "update", f"JobId={job_id}", *words])
+
+    def release_held(self, job_id: int, nodes: int, time_limit: float, name: str) -> None:
+        """A held pending job reshaped (:meth:`resize_pending`), renamed and released: how an EJB
+        manager that is an Operator, not root, starts a spare subjob its owner queued."""
+        self.resize_pending(job_id, nodes, time_limit, name)
+        self.cmd.run(["scontrol", "release", str(job_id)])
+
+    def hold_again(self, job_id: int, name: str) -> None:
+        """A pending job held and renamed (a SlurmError, and nothing changed, if it has started)."""
+        self.cmd.run(["scontrol", "hold", str(job_id)])
+        self.cmd.run(["scontrol", "update", f"JobId={job_id}", f"JobName={name}"])
 
     def set_time_limit(self, job_id: int, seconds: float) -> bool:
         """Set the job's time limit (rounded up to whole minutes, as Slurm counts them)."""

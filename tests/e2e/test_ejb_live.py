@@ -63,8 +63,15 @@ class Supervised:
     ``restart_delay``: a slow restart, long enough for a subjob submitted just before the crash to
     start (on this cluster it takes a second or two) and its pilot to find nobody."""
 
-    def __init__(self, tmp: Path, conf: Path, crashes: list[str], restart_delay: float = 0.0) -> None:
-        self.tmp, self.conf, self.crashes = tmp, conf, list(crashes)
+    def __init__(
+        self,
+        tmp: Path,
+        conf: Path,
+        crashes: list[str],
+        restart_delay: float = 0.0,
+        args: tuple[str, ...] = (),
+    ) -> None:
+        self.tmp, self.conf, self.crashes, self.args = tmp, conf, list(crashes), args
         self.restart_delay = restart_delay
         self.port, self.service_port = free_port(), free_port()
         self.starts = 0
@@ -81,7 +88,7 @@ class Supervised:
         crash = self.crashes.pop(0) if self.crashes else None
         self.starts += 1
         return scenario.start_manager(self.tmp / "state", self.tmp / "manager.log", self.port,
-                                      self.service_port, self.conf, crash_at=crash)  # fmt: skip
+                                      self.service_port, self.conf, *self.args, crash_at=crash)  # fmt: skip
 
     def _watch(self) -> None:
         while not self.stopping.wait(0.2):
@@ -173,6 +180,36 @@ def test_the_job_completes_when_the_manager_is_killed_after_a_submission_and_dur
     known = {int(s["job_id"]) for key, s in status["subjobs"].items() if key != "0" and s["job_id"]}
     assert ran and {int(job) for job, _ in ran} == known, (ran, status["subjobs"])
     assert len({name for _, name in ran}) == len(ran), ran
+    assert scenario.leftover(scenario.slurm_of(conf), out.job) == []
+
+
+def test_a_manager_that_uses_spares_releases_one_again_after_a_crash_and_leaves_no_job(conf, tmp_path):
+    # A manager that may not submit as the job's owner (an Operator, not root; here forced with
+    # --spares) starts subjobs from the held spares ejb-submit queued as the owner: it reshapes,
+    # renames and releases one. Killed right after the release, it finds at its restart the
+    # subjob whose release it had not recorded and keeps it; the application runs to its end and
+    # the spares it never used are cancelled with the job.
+    manager = Supervised(tmp_path, conf, ["ejb-submitted"], restart_delay=5.0, args=("--spares", "3"))
+    try:
+        out = scenario.run_once("ejb", scenario.Shape(), tmp_path / "ejb", conf, manager.address)
+    finally:
+        manager.stop()
+    log = (tmp_path / "manager.log").read_text()
+    assert manager.starts == 2, log[-3000:]
+    assert out.result is not None and out.result["checksum_ok"], log[-3000:]
+    status = out.status
+    assert status is not None and status["phase"] == "done", log[-3000:]
+    events = [what for _, what in status["events"]]
+    queued = {int(m.group(1)) for what in events if (m := re.match(r"spare \d = job (\d+)$", what))}
+    assert len(queued) == 3, events  # ejb-submit queued three, the manager took them all
+    assert any("(after a restart)" in what and what.startswith("released spare") for what in events), events
+    # every subjob was a spare (a job ejb-submit queued); those left over went with the job
+    subjobs = {int(s["job_id"]) for key, s in status["subjobs"].items() if key != "0" and s["job_id"]}
+    assert subjobs and subjobs <= queued, (subjobs, queued)
+    assert all(s["spare"] is not None for key, s in status["subjobs"].items() if key != "0")
+    ran = {int(j.split("|")[0]) for j in ejb_jobs(out.job, conf) if "|ejb" in j}
+    assert ran == subjobs, (ran, subjobs)  # under their subjob names
+    assert status["spares"] == {}
     assert scenario.leftover(scenario.slurm_of(conf), out.job) == []
 
 

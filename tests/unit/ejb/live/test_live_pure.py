@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import pickle
 
+from dmr.launch import is_spare_of, is_subjob_of, spare_name
 from ejb.live import jobs
 from ejb.live.probe import backfill_agrees, planned_before, slots_from_plan
 from ejb.live.records import AppRecord, Migration, Store, SubjobRecord
@@ -59,6 +60,15 @@ def test_an_unlimited_subjob_has_no_time_option_and_export_none_keeps_only_the_p
     assert "--export=DMR_PILOT=p" in argv and argv[-2:] == ["--wrap", "dmr-run -- a.py"]
 
 
+def test_a_spare_is_a_held_subjob_named_apart_from_the_subjobs():
+    argv = jobs.subjob_argv([["-A", "x"]], ["job.sh"], 1, 300, spare_name(70, 2), "/w/o", "p", hold=True)
+    assert "--hold" in argv and "--job-name=ejb70.spare2" in argv and argv[-1] == "job.sh"
+    assert "--hold" not in jobs.subjob_argv([], ["job.sh"], 1, 300, "ejb70.1", "/w/o", "p")
+    # a spare is not a subjob (the placeholder's pilot never counts one as hosting its application)
+    assert is_spare_of("ejb70.spare2", 70) and not is_subjob_of("ejb70.spare2", 70)
+    assert not is_spare_of("ejb70.2", 70) and not is_spare_of("ejb701.spare2", 70)
+
+
 def test_j0_is_the_job_as_typed_appending_to_its_output_with_a_pilot():
     argv = jobs.j0_argv([("-N", "4"), ("--parsable", None), ("--wrap", "x")], ["--wrap", "x"], "h:1:s:j0")
     pilot = "--export=ALL,DMR_PILOT=h:1:s:j0"
@@ -103,6 +113,8 @@ def test_the_state_survives_a_restart(tmp_path):
                     ppn=2, nodes=6, limit=300.0)  # fmt: skip
     app.subjobs[0] = SubjobRecord(0, 70, 6, 300.0, "s0")
     app.subjobs[1] = SubjobRecord(1, 71, 2, 900.0, "s1", state="running", hosts=["n7", "n8"], members=True)
+    app.subjobs[2] = SubjobRecord(2, 73, 1, 300.0, "x1", spare=1)  # a spare used as subjob 2
+    app.spare_secrets, app.spares = ["x0", "x1", "x2"], {0: 72, 2: 74}  # int keys, as JSON does not keep them
     app.migration = Migration([0], [1], phase="shrink", token="t")
     app.log(NOW, "registered")
     store = Store(tmp_path / "state")
