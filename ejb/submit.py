@@ -300,8 +300,9 @@ def bundle(req: Request, typed: list[str]) -> int:
     spares = [secrets.token_hex(12) for _ in range(int(hello.get("spares") or 0))]
     secret = secrets.token_hex(12)
     options = _given_pairs(req)
-    argv = jobs.j0_argv(options, _script_words(req), f"{pilot_at}:{secret}:j0")
-    res = subprocess.run(argv, capture_output=True, text=True, check=False)
+    argv = jobs.j0_argv(options, _script_words(req))
+    env = jobs.pilot_env(os.environ, f"{pilot_at}:{secret}:j0")
+    res = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)
     sys.stderr.write(res.stderr)
     if res.returncode != 0:
         return res.returncode
@@ -329,6 +330,9 @@ def bundle(req: Request, typed: list[str]) -> int:
         print(f"ejb-submit: warning: the EJB manager did not take job {j0} ({why}); it runs as a plain job",
               file=sys.stderr)  # fmt: skip
     else:
+        for path in reply.get("truncate", []):  # J0's files, emptied as sbatch would (J0 appends)
+            with contextlib.suppress(FileNotFoundError):
+                os.truncate(path, 0)
         if reply.get("spare"):
             _queue_spares(j0, options, _script_words(req), reply["spare"], pilot_at, spares)
         print(f"ejb-submit: job {j0} bundled: it starts in subjobs now (ejb status {j0})", file=sys.stderr)
@@ -343,9 +347,9 @@ def _queue_spares(
     the queueing with a warning: the job runs all the same, with fewer subjobs or in J0 alone."""
     for index, secret in enumerate(secrets_):
         argv = jobs.subjob_argv(options, script, 1, float(spare["limit"]), spare_name(j0, index),
-                                str(spare["output"]), f"{pilot_at}:{secret}:sub", str(spare["error"]),
-                                hold=True)  # fmt: skip
-        res = subprocess.run(argv, capture_output=True, text=True, check=False)
+                                str(spare["output"]), str(spare["error"]), hold=True)  # fmt: skip
+        env = jobs.pilot_env(os.environ, f"{pilot_at}:{secret}:sub")
+        res = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)
         if res.returncode != 0:
             why = res.stderr.strip() or f"sbatch exited {res.returncode}"
             print(f"ejb-submit: warning: spare {index} of job {j0} not queued ({why})", file=sys.stderr)

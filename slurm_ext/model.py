@@ -134,6 +134,9 @@ class Node:
     state: NodeState
     cpus: int = 1
     partitions: tuple[str, ...] = ()  # every partition the node is in (empty: not known, the simulator)
+    # idle, and a pending job is planned on it (Slurm 23.02+ flags it PLANNED; its state is then
+    # OTHER): free only to a job that ends before that one starts, which the EJB probe works out
+    planned: bool = False
 
 
 @fast_init

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from slurm_ext.model import Job
@@ -48,14 +49,23 @@ def words(options: Options, drop: set[str]) -> list[str]:
     return out
 
 
-def with_pilot(export: str | None, pilot: str) -> str:
-    """The ``--export`` value that adds ``DMR_PILOT`` to what the user asked to export."""
-    var = f"DMR_PILOT={pilot}"
+PILOT_VAR = "DMR_PILOT"  # host:port:secret:role, in sbatch's environment (:func:`pilot_env`)
+
+
+def with_pilot(export: str | None) -> str:
+    """The ``--export`` value that passes :data:`PILOT_VAR` on with what the user asked to export.
+    ``ALL`` (the default) stays as it is: any other value makes slurmd load the user's login
+    environment into the job (sbatch sets SLURM_GET_USER_ENV), which the user's own sbatch would not."""
     if export is None or export.strip().upper() == "ALL":
-        return f"ALL,{var}"
+        return "ALL"
     if export.strip().upper() == "NONE":
-        return var  # a list without ALL exports only what it names (and SLURM_*), as NONE does
-    return f"{export},{var}"
+        return PILOT_VAR  # a list without ALL exports only what it names (and SLURM_*), as NONE does
+    return f"{export},{PILOT_VAR}"
+
+
+def pilot_env(env: Mapping[str, str], pilot: str) -> dict[str, str]:
+    """The environment sbatch runs in for a job of EJB's: ``env`` and the job's pilot."""
+    return {**env, PILOT_VAR: pilot}
 
 
 def export_of(options: Options) -> str | None:
@@ -63,11 +73,12 @@ def export_of(options: Options) -> str | None:
     return found[-1] if found else None
 
 
-def j0_argv(options: Options, script: list[str], pilot: str) -> list[str]:
-    """``J0``: the job as the user typed it, appending to its output, its dmr-run a pilot."""
+def j0_argv(options: Options, script: list[str]) -> list[str]:
+    """``J0``: the job as the user typed it, appending to its output, its dmr-run a pilot (run sbatch
+    in :func:`pilot_env`)."""
     keep = words(options, {"export", "open-mode", "parsable", "wrap"})
-    return ["sbatch", "--parsable", *keep, "--open-mode=append",
-            f"--export={with_pilot(export_of(options), pilot)}", *script]  # fmt: skip
+    return ["sbatch", "--parsable", *keep, "--open-mode=append", f"--export={with_pilot(export_of(options))}",
+            *script]  # fmt: skip
 
 
 def subjob_argv(
@@ -77,12 +88,12 @@ def subjob_argv(
     limit: float,
     name: str,
     output: str,
-    pilot: str,
     error: str = "",
     hold: bool = False,
 ) -> list[str]:
-    """A subjob: the user's options and script, EJB's shape, ``J0``'s output (and error) file, a pilot;
-    ``hold``: queued held (a spare, released by the manager when it uses it)."""
+    """A subjob: the user's options and script, EJB's shape, ``J0``'s output (and error) file, a pilot
+    (run sbatch in :func:`pilot_env`); ``hold``: queued held (a spare, released by the manager when it
+    uses it)."""
     minutes = max(1, math.ceil(limit / 60)) if math.isfinite(limit) else None
     # --mail-type=NONE and --no-requeue also override what #SBATCH lines of the script ask for
     args = ["sbatch", "--parsable", *words(options, SET_BY_EJB), "-N", str(nodes), f"--ntasks={nodes}",
@@ -94,7 +105,7 @@ def subjob_argv(
         args.append(f"--output={output}")
     if error:
         args.append(f"--error={error}")
-    args.append(f"--export={with_pilot(export_of(options), pilot)}")
+    args.append(f"--export={with_pilot(export_of(options))}")
     if hold:
         args.append("--hold")
     return [*args, *script]

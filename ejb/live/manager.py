@@ -30,7 +30,6 @@ import math
 import os
 import secrets
 import socket
-import subprocess
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -183,7 +182,7 @@ class Manager:
                 nodes=job.node_count, limit=float(job.time_limit or 3600.0), partition=job.partition,
                 submitted=time.time(), spare_secrets=[str(x) for x in req.get("spares", [])][: self.spares],
             )  # fmt: skip
-            self._files(app, job, snap, req.get("files"))
+            emptied = self._files(app, job, snap, req.get("files"))
             app.subjobs[J0_KEY] = SubjobRecord(J0_KEY, eid, job.node_count, app.limit, str(req["secret"]))
             self.apps[eid] = app
             self._agent(app)
@@ -197,20 +196,19 @@ class Manager:
             )
             log.info("job %s: bundled (P=%s nodes, R=%.0f s, owner %s)", eid, app.nodes, app.limit, app.owner)
             self._save()
-        if not app.spare_secrets:
-            return {"ok": True, "eid": eid}
-        # what ejb-submit queues as spares: held one-node subjobs with J0's limit and files
-        spare = {"limit": app.limit, "output": app.output, "error": app.error}
-        return {"ok": True, "eid": eid, "spare": spare}
+        reply: dict[str, Any] = {"ok": True, "eid": eid, "truncate": emptied}
+        if app.spare_secrets:  # what ejb-submit queues as spares: held one-node subjobs, J0's limit and files
+            reply["spare"] = {"limit": app.limit, "output": app.output, "error": app.error}
+        return reply
 
-    def _files(self, app: AppRecord, j0: Job, snap: Snapshot, files: dict[str, str] | None) -> None:
+    def _files(self, app: AppRecord, j0: Job, snap: Snapshot, files: dict[str, str] | None) -> list[str]:
         """The output and error files sbatch gives ``J0`` (``files``: the user's patterns, open
-        mode and work directory, from ejb-submit), left as sbatch leaves them when a job starts:
-        emptied unless opened for appending. Every job of the bundle then appends to them.
-        ``snap``: the snapshot ``j0`` was read from."""
+        mode and work directory, from ejb-submit); returns those ejb-submit is to empty, as sbatch
+        does when a job starts unless it opens them for appending (J0 appends, as every job of the
+        bundle then does). ``snap``: the snapshot ``j0`` was read from."""
         if not files:  # an older ejb-submit: Slurm's StdOut, the error file as the user asked
             app.output = jobs.output_of(self.backend.stdout_of(app.eid) or j0.stdout, j0)
-            return
+            return []
         patterns = [files["output"], files.get("error") or ""]
         host = self._batch_host(app.eid, snap) if any(jobs.names_host(pat) for pat in patterns) else ""
         facts = jobs.BatchFacts(app.eid, j0.name, j0.user, host)
@@ -220,8 +218,8 @@ class Manager:
             self.backend.set_stdout(app.eid, app.output)
         mode = files.get("open_mode") or ("append" if self.backend.job_file_append() else "truncate")
         if mode.lower().startswith("t") and j0.state is JobState.PENDING:  # nothing of J0 written yet
-            files_now = sorted({app.output, app.error} - {""})
-            self._as_owner(app, ["truncate", "--no-create", "--size=0", *files_now])
+            return sorted({app.output, app.error} - {""})
+        return []
 
     def _batch_host(self, eid: int, snap: Snapshot) -> str:
         """``%N`` of a job's batch step: its batch host's short name. A pending J0 has none yet: the
@@ -235,14 +233,6 @@ class Manager:
         if address in ("localhost", "127.0.0.1"):  # a node on this very machine
             address = socket.gethostname()
         return address.split(".")[0]
-
-    def _as_owner(self, app: AppRecord, argv: list[str]) -> None:
-        """A command run as the application's owner (a manager running as root must not write for them)."""
-        if app.owner and app.owner != _me():
-            argv = ["runuser", "-u", app.owner, "--", *argv]
-        res = subprocess.run(argv, capture_output=True, text=True, cwd=app.cwd, check=False, timeout=60)
-        if res.returncode != 0:
-            log.warning("job %s: %s: %s", app.eid, " ".join(argv), res.stderr.strip())
 
     def describe(self, eid: int | None = None) -> dict[str, Any]:
         with self.lock:
@@ -636,11 +626,11 @@ class Manager:
         secret = secrets.token_hex(12)
         pilot = f"{self.pilot_address}:{secret}:sub"
         name = subjob_name(app.eid, act.key)
-        argv = jobs.subjob_argv(app.options, app.script, act.procs, limit, name, app.output, pilot, app.error)
+        argv = jobs.subjob_argv(app.options, app.script, act.procs, limit, name, app.output, app.error)
         app.subjobs[act.key] = SubjobRecord(act.key, None, act.procs, limit, secret, state="submitting")
         self._save()  # written ahead: a manager killed during sbatch adopts the job by its name
         try:
-            return self.backend.submit_as(app.owner, argv, app.env, app.cwd)
+            return self.backend.submit_as(app.owner, argv, jobs.pilot_env(app.env, pilot), app.cwd)
         except RuntimeError as exc:
             del app.subjobs[act.key]
             app.log(now, f"subjob {act.key} not submitted: {exc}")
@@ -936,9 +926,3 @@ def _options(raw: list[list[Any]]) -> list[list[str | None]]:
 
 def _none(reason: str) -> p.Decision:
     return p.Decision(p.ACTION_NONE, reason=reason)
-
-
-def _me() -> str:
-    import pwd
-
-    return pwd.getpwuid(os.getuid()).pw_name

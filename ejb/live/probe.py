@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 
 from ejb.live.backend import EJBBackend
 from ejb.slots import Slot, SlotKind, Slots, slots_from_snapshot
-from slurm_ext.model import Snapshot
+from slurm_ext.model import NodeState, Snapshot
 from slurm_ext.partitions import partition_view
 from slurm_ext.service.watcher import SnapshotCache
 
@@ -59,6 +59,11 @@ def slots_from_plan(now: float, idle: Iterable[str], plan: Plan) -> Slots | None
     shadow = min(held.values(), default=math.inf)
     s2 = Slot(SlotKind.TYPE_II, free, shadow - now) if held and shadow > now else None
     return Slots(now, free, p1, shadow, s1, s2)
+
+
+def idle_or_planned(snap: Snapshot) -> list[str]:
+    """Idle nodes, those a pending job is planned on among them (the plan says until when)."""
+    return [n.name for n in snap.nodes if n.state is NodeState.IDLE or n.planned]
 
 
 def planned_before(plan: Plan, until: float) -> list[str]:
@@ -108,7 +113,7 @@ class Probe:
         its partitions' idle nodes, with Slurm's plan for them."""
         assert self.snap is not None, "run() first"
         view = partition_view(self.snap, partition)
-        return slots_from_plan(view.time, view.idle_nodes, self.plan) or slots_from_snapshot(view)
+        return slots_from_plan(view.time, idle_or_planned(view), self.plan) or slots_from_snapshot(view)
 
     def starts_now(self, nodes: int, limit: float, partition: str = "") -> bool:
         """``sbatch --test-only`` agrees that a job of this shape starts now (see the module's notes).
@@ -119,7 +124,7 @@ class Probe:
         """
         now = time.time()
         view = partition_view(self.snap, partition) if self.snap is not None else None
-        idle = list(view.idle_nodes) if view is not None else []
+        idle = idle_or_planned(view) if view is not None else []
         avoid = planned_before(self.plan, now + limit)
         if len(set(idle) - set(avoid)) < nodes:
             return False  # the idle nodes nobody waits for are too few

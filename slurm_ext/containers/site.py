@@ -31,8 +31,21 @@ QOS = "normal"
 QOS_MAX_WALL = "1-00:00:00"
 UNIT_DIR = "/etc/systemd/system"
 SITE_CONFIG = "/etc/elastic-slurm/elastic.yaml"
-SERVICE_LOG = "/var/log/elastic-slurm.log"
-SERVICE_PID = "/var/lib/elastic-slurm/service/serve.pid"  # in the state directory install-units makes
+
+
+@dataclass(frozen=True)
+class Daemon:
+    """One of the two units, where it logs and where the started process writes its pid (in the
+    state directory install-units makes for it, which its user owns)."""
+
+    unit: str
+    log: str
+    pid: str
+
+
+STATE = "/var/lib/elastic-slurm"
+SERVICE = Daemon("elastic-slurm.service", "/var/log/elastic-slurm.log", f"{STATE}/service/serve.pid")
+MANAGER = Daemon("ejb-manager.service", "/var/log/ejb-manager.log", f"{STATE}/ejb/manager.pid")
 
 
 class Runner(Protocol):
@@ -137,41 +150,45 @@ def parse_unit(text: str) -> UnitCommands:
     return UnitCommands(user, env, pre, start)
 
 
-def install_units(cluster: Runner, user: str = SERVICE_USER) -> UnitCommands:
+def install_units(cluster: Runner, user: str = SERVICE_USER, daemon: Daemon = SERVICE) -> UnitCommands:
     """``slurm-ext install-units --user elastic`` in the login container (as root, as at a site);
-    returns the service unit's commands."""
+    returns ``daemon``'s unit's commands."""
     res = cluster.run("slurm-ext", "install-units", "--user", user, "--unit-dir", UNIT_DIR,
                       "--config", SITE_CONFIG)  # fmt: skip
     _check(res, "slurm-ext install-units")
-    unit = cluster.run("cat", f"{UNIT_DIR}/elastic-slurm.service")
+    unit = cluster.run("cat", f"{UNIT_DIR}/{daemon.unit}")
     _check(unit, "reading the unit")
     return parse_unit(unit.stdout)
 
 
-def unit_shell(unit: UnitCommands, log: str = SERVICE_LOG) -> str:
+def unit_shell(unit: UnitCommands, daemon: Daemon = SERVICE) -> str:
     """A shell line doing what systemd does with the unit: ExecStartPre, and only if it passes,
-    ExecStart, as the unit's user with its environment; their output in ``log`` (emptied first)."""
+    ExecStart, as the unit's user with its environment; their output in ``daemon.log`` (emptied
+    first)."""
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in unit.environment.items())
     pre = shlex.join(unit.exec_start_pre) if unit.exec_start_pre else "true"
     start = shlex.join(unit.exec_start)
-    inner = f"{pre} && echo $$ >{SERVICE_PID} && exec {start}"
+    inner = f"{pre} && echo $$ >{daemon.pid} && exec {start}"
+    log = daemon.log
     return (
         f": >{log} && chown {unit.user} {log} && "
         f"exec runuser -u {unit.user} -- env {env} bash -c {shlex.quote(inner)} >>{log} 2>&1"
     )
 
 
-def start_service(cluster: Runner, user: str = SERVICE_USER) -> UnitCommands:
-    """Install the units in the login container and start the service as their ExecStartPre and
-    ExecStart say, as ``user``, in the background (its output in :data:`SERVICE_LOG` there)."""
-    unit = install_units(cluster, user)
-    cluster.run("rm", "-f", SERVICE_PID)
-    res = subprocess.run(["docker", "exec", "-d", cluster.container("login"), "bash", "-c", unit_shell(unit)],
+def start_service(cluster: Runner, user: str = SERVICE_USER, daemon: Daemon = SERVICE) -> UnitCommands:
+    """Install the units in the login container and start ``daemon`` (the service, or the EJB
+    manager) as its unit's ExecStartPre and ExecStart say, as ``user``, in the background (its
+    output in ``daemon.log`` there)."""
+    unit = install_units(cluster, user, daemon)
+    cluster.run("rm", "-f", daemon.pid)
+    line = unit_shell(unit, daemon)
+    res = subprocess.run(["docker", "exec", "-d", cluster.container("login"), "bash", "-c", line],
                          capture_output=True, text=True, check=False, timeout=60)  # fmt: skip
-    _check(res, "starting the service")
+    _check(res, f"starting {daemon.unit}")
     return unit
 
 
-def stop_service(cluster: Runner) -> None:
-    """Stop the service :func:`start_service` started (by the pid it wrote), if it runs."""
-    cluster.run("bash", "-c", f"[ -s {SERVICE_PID} ] && kill $(cat {SERVICE_PID}); rm -f {SERVICE_PID}")
+def stop_service(cluster: Runner, daemon: Daemon = SERVICE) -> None:
+    """Stop what :func:`start_service` started (by the pid it wrote), if it runs."""
+    cluster.run("bash", "-c", f"[ -s {daemon.pid} ] && kill $(cat {daemon.pid}); rm -f {daemon.pid}")

@@ -116,6 +116,11 @@ def _node_state(base: str, flags: set[str]) -> NodeState:
     return state
 
 
+def _planned(base: str, flags: set[str]) -> bool:
+    """Idle but for a pending job's plan (nothing else holds it)."""
+    return "PLANNED" in flags and _node_state(base, flags - {"PLANNED"}) is NodeState.IDLE
+
+
 def _state_and_flags(state: Any, flags: Any) -> tuple[str, set[str]]:
     """22.05: ``state`` a string, ``state_flags`` a list; 24.11+: ``state`` a list, flags merged in."""
     names = [str(s).upper() for s in (state if isinstance(state, list) else [state or ""])]
@@ -127,7 +132,8 @@ def parse_node(raw: dict[str, Any]) -> Node:
     base, flags = _state_and_flags(raw.get("state"), raw.get("state_flags"))
     cpus = int(_number(raw.get("cpus")) or 1)
     parts = tuple(str(x) for x in raw.get("partitions") or ())
-    return Node(name=str(raw["name"]), state=_node_state(base, flags), cpus=cpus, partitions=parts)
+    return Node(name=str(raw["name"]), state=_node_state(base, flags), cpus=cpus, partitions=parts,
+                planned=_planned(base, flags))  # fmt: skip
 
 
 def _parse_group(raw: dict[str, Any]) -> list[Node]:
@@ -138,7 +144,8 @@ def _parse_group(raw: dict[str, Any]) -> list[Node]:
     cpus = int(_number(cpus_raw.get("maximum") if isinstance(cpus_raw, dict) else cpus_raw) or 1)
     part = raw.get("partition", {}).get("name")
     parts = (str(part),) if part else ()
-    return [Node(name=str(name), state=state, cpus=cpus, partitions=parts)
+    planned = _planned(base, flags)
+    return [Node(name=str(name), state=state, cpus=cpus, partitions=parts, planned=planned)
             for name in raw.get("nodes", {}).get("nodes", [])]  # fmt: skip
 
 

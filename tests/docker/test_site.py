@@ -123,7 +123,7 @@ def operator_service(docker_cluster: DockerCluster) -> Iterator[str]:
     write_site_config(docker_cluster, "merge")
     unit = site.start_service(docker_cluster)
     assert unit.user == site.SERVICE_USER and "doctor" in unit.exec_start_pre
-    wait(lambda: "listening on" in docker_cluster.run("cat", site.SERVICE_LOG).stdout, 60, "the service")
+    wait(lambda: "listening on" in docker_cluster.run("cat", site.SERVICE.log).stdout, 60, "the service")
     ps = docker_cluster.run("ps", "-o", "user=", "-C", "python3").stdout.split()
     assert site.SERVICE_USER in ps and "expand strategy merge" in service_log(docker_cluster), ps
     yield "login:7117"
@@ -228,14 +228,14 @@ def write_site_config(cluster: DockerCluster, strategy: str) -> None:
     assert res.returncode == 0, res.stderr
 
 
-def fs_result(cluster: DockerCluster, fs: int) -> dict:
-    """The FS_RESULT line of alice's FS job ``fs``."""
-    out = cluster.run("cat", f"{SHARED}/alice/fs-{fs}.out").stdout
+def fs_result(cluster: DockerCluster, fs: int, name: str = "fs") -> dict:
+    """The FS_RESULT line of alice's FS job ``fs`` (its output: ``<name>-<fs>.out``)."""
+    out = cluster.run("cat", f"{SHARED}/alice/{name}-{fs}.out").stdout
     return json.loads(next(ln for ln in out.splitlines() if ln.startswith("FS_RESULT ")).split(" ", 1)[1])
 
 
 def service_log(cluster: DockerCluster) -> str:
-    return cluster.run("cat", site.SERVICE_LOG).stdout
+    return cluster.run("cat", site.SERVICE.log).stdout
 
 
 def as_user(cluster: DockerCluster, user: str, msg: p.Message) -> p.Message:
@@ -259,3 +259,70 @@ def submit_fs(cluster: DockerCluster, slurm: SlurmCluster, service: str) -> int:
                          extra_args=(f"--chdir={SHARED}/alice", "-o", f"{SHARED}/alice/fs-%j.out",
                                      "-p", "left", "--ntasks-per-node=2", "--exclusive"))  # fmt: skip
     return slurm.as_user("alice").submit(request)
+
+
+def test_the_operator_ejb_manager_starts_alices_job_in_a_spare_within_her_partition(
+    docker_cluster: DockerCluster, slurm: SlurmCluster, jobs: Jobs
+) -> None:
+    """The EJB manager started as ``elastic`` by its unit: an Operator cannot submit as alice, so her
+    ejb-submit queues held spares as alice, and the manager reshapes and releases one as a subjob,
+    in her partition, while bob's job holds the node her job waits for."""
+    site.start_service(docker_cluster, daemon=site.MANAGER)
+    try:
+        wait(lambda: "listening on" in manager_log(docker_cluster), 60, "the EJB manager")
+        ps = docker_cluster.run("ps", "-o", "user=,args=", "-C", "python3").stdout
+        assert any(ln.split()[0] == site.SERVICE_USER and "ejb manager" in ln for ln in ps.splitlines()), ps
+        # bob holds n3 (in both partitions) for up to 30 min: alice's 3-node job in left (n[1-3])
+        # is planned after it; n1 and n2 are free until then, a slot for a subjob
+        busy = slurm.as_user("bob").submit(JobRequest(
+            nodes=1, name="bob-job", time_limit=1800, command="sleep 1800",
+            extra_args=(f"--chdir={SHARED}/bob", "-o", "/dev/null", "-p", "right", "-w", "n3", "--exclusive"),
+        ))  # fmt: skip
+        jobs.ids.append(busy)
+        jobs.wait_running(busy)
+        j0 = ejb_submit_fs(docker_cluster)
+        jobs.ids.append(j0)
+
+        def status() -> dict:
+            res = docker_cluster.run("ejb", "status", str(j0), "--json")
+            assert res.returncode == 0, res.stderr
+            return json.loads(res.stdout)["apps"][0]
+
+        wait(lambda: status()["phase"] in ("done", "failed", "cancelled"), 420, f"alice's job {j0} to end")
+        app = status()
+        events = [what for _, what in app["events"]]
+        log = manager_log(docker_cluster)
+        assert app["phase"] == "done" and app["exit_code"] == 0, (events, log[-3000:])
+        released = [what for what in events if what.startswith("released spare")]
+        assert released, (events, log[-3000:])
+        subjobs = [s for key, s in app["subjobs"].items() if key != "0" and s["job_id"]]
+        assert subjobs and all(s["spare"] is not None for s in subjobs), app["subjobs"]
+        for sub in subjobs:  # alice's jobs, in left, never on bob's node or outside her partition
+            done = docker_cluster.run("sacct", "-X", "-n", "-P", "-j", str(sub["job_id"]),
+                                      "-o", "User,Partition,NodeList").stdout.split("|")  # fmt: skip
+            assert done[:2] == ["alice", "left"] and set(sub["hosts"]) <= {"n1", "n2"}, (done, sub)
+        result = fs_result(docker_cluster, j0, "fs-ejb")
+        assert result["checksum_ok"], result
+        # J0 and the spares not used went with the job; bob's job is untouched
+        wait(lambda: not [j for j in slurm.snapshot().jobs if j.user == "alice"], 60, "no job of alice left")
+        assert slurm.job(busy).is_running
+    finally:
+        site.stop_service(docker_cluster, site.MANAGER)
+
+
+def manager_log(cluster: DockerCluster) -> str:
+    return cluster.run("cat", site.MANAGER.log).stdout
+
+
+def ejb_submit_fs(cluster: DockerCluster) -> int:
+    """alice's FS through ejb-submit: 3 whole nodes of left, 2 ranks per node, 5 minutes; J0's id."""
+    script = f"{SHARED}/alice/fs-ejb.sh"
+    app = "python3 -m dmr_apps.fs --steps 24 --step-seconds 4 --state-mb 16 --min 1 --max 12"
+    body = (f"#!/bin/bash\n#SBATCH -N 3\n#SBATCH --ntasks-per-node=2\n#SBATCH -t 5\n#SBATCH -p left\n"
+            f"#SBATCH --exclusive\npython3 -m dmr -- {app}\n")  # fmt: skip
+    line = (f"cd {SHARED}/alice && printf '%s' {shlex.quote(body)} >{script} && "
+            f"ejb-submit --parsable --ejb-min-procs 2 --ejb-require -o {SHARED}/alice/fs-ejb-%j.out "
+            f"{script}")  # fmt: skip
+    res = cluster.run("runuser", "-u", "alice", "--", "sh", "-c", line)
+    assert res.returncode == 0 and "bundled" in res.stderr, res.stdout + res.stderr
+    return int(res.stdout.strip().split(";")[0])

@@ -7,12 +7,13 @@ import pickle
 
 from dmr.launch import is_spare_of, is_subjob_of, spare_name
 from ejb.live import jobs
-from ejb.live.probe import backfill_agrees, planned_before, slots_from_plan
+from ejb.live.probe import backfill_agrees, idle_or_planned, planned_before, slots_from_plan
 from ejb.live.records import AppRecord, Migration, Store, SubjobRecord
 from ejb.model import Target
 from ejb.params import EJBParams
 from ejb.scheduler import EJBScheduler
 from ejb.slots import SlotKind
+from slurm_ext.model import Node, NodeState, Snapshot
 
 NOW = 1_000_000.0
 
@@ -22,7 +23,7 @@ def test_a_subjob_keeps_the_users_options_and_gets_ejbs_shape_name_output_and_pi
         ["-N", "6"], ["--ntasks-per-node", "2"], ["-t", "10"], ["-A", "physics"], ["--qos", "high"],
         ["-J", "mine"], ["-o", "x.out"], ["--parsable", None], ["--export", "ALL,FOO=1"], ["--mem", "4G"],
     ]  # fmt: skip
-    argv = jobs.subjob_argv(options, ["job.sh", "arg"], 2, 900, "ejb70.1", "/w/slurm-70.out", "h:1:s:sub")
+    argv = jobs.subjob_argv(options, ["job.sh", "arg"], 2, 900, "ejb70.1", "/w/slurm-70.out")
     assert argv[:2] == ["sbatch", "--parsable"]
     assert argv[-2:] == ["job.sh", "arg"]
     assert argv[2:4] == ["-A", "physics"] and "--mem=4G" in argv and "--qos=high" in argv
@@ -36,7 +37,7 @@ def test_a_subjob_keeps_the_users_options_and_gets_ejbs_shape_name_output_and_pi
         "--output=/w/slurm-70.out",
         "--open-mode=append",
     } <= set(argv)
-    assert "--export=ALL,FOO=1,DMR_PILOT=h:1:s:sub" in argv
+    assert "--export=ALL,FOO=1,DMR_PILOT" in argv  # its value from sbatch's environment
     assert argv.count("--parsable") == 1
 
 
@@ -45,7 +46,7 @@ def test_a_subjob_never_carries_the_users_array_dependency_begin_mail_or_requeue
         ["--array", "1-10%2"], ["--dependency", "afterok:5"], ["--begin", "now+1hour"],
         ["--mail-type", "ALL"], ["--mail-user", "me@x"], ["--requeue", None], ["--account", "physics"],
     ]  # fmt: skip
-    argv = jobs.subjob_argv(options, ["job.sh"], 2, 900, "ejb70.1", "/w/o", "p")
+    argv = jobs.subjob_argv(options, ["job.sh"], 2, 900, "ejb70.1", "/w/o")
     users = ("--array", "--dependency", "--begin", "--mail-user", "--requeue")
     assert not any(w.startswith(users) for w in argv)
     # and what the script's #SBATCH lines may ask for is overridden on the command line
@@ -53,26 +54,26 @@ def test_a_subjob_never_carries_the_users_array_dependency_begin_mail_or_requeue
 
 
 def test_an_unlimited_subjob_has_no_time_option_and_export_none_keeps_only_the_pilot():
-    argv = jobs.subjob_argv(
-        [["--export", "NONE"]], ["--wrap", "dmr-run -- a.py"], 1, math.inf, "ejb1.2", "", "p"
-    )
+    argv = jobs.subjob_argv([["--export", "NONE"]], ["--wrap", "dmr-run -- a.py"], 1, math.inf, "ejb1.2", "")
     assert not any(a.startswith("--time") or a.startswith("--output") for a in argv)
-    assert "--export=DMR_PILOT=p" in argv and argv[-2:] == ["--wrap", "dmr-run -- a.py"]
+    assert "--export=DMR_PILOT" in argv and argv[-2:] == ["--wrap", "dmr-run -- a.py"]
 
 
 def test_a_spare_is_a_held_subjob_named_apart_from_the_subjobs():
-    argv = jobs.subjob_argv([["-A", "x"]], ["job.sh"], 1, 300, spare_name(70, 2), "/w/o", "p", hold=True)
+    argv = jobs.subjob_argv([["-A", "x"]], ["job.sh"], 1, 300, spare_name(70, 2), "/w/o", hold=True)
     assert "--hold" in argv and "--job-name=ejb70.spare2" in argv and argv[-1] == "job.sh"
-    assert "--hold" not in jobs.subjob_argv([], ["job.sh"], 1, 300, "ejb70.1", "/w/o", "p")
+    assert "--hold" not in jobs.subjob_argv([], ["job.sh"], 1, 300, "ejb70.1", "/w/o")
     # a spare is not a subjob (the placeholder's pilot never counts one as hosting its application)
     assert is_spare_of("ejb70.spare2", 70) and not is_subjob_of("ejb70.spare2", 70)
     assert not is_spare_of("ejb70.2", 70) and not is_spare_of("ejb701.spare2", 70)
 
 
 def test_j0_is_the_job_as_typed_appending_to_its_output_with_a_pilot():
-    argv = jobs.j0_argv([("-N", "4"), ("--parsable", None), ("--wrap", "x")], ["--wrap", "x"], "h:1:s:j0")
-    pilot = "--export=ALL,DMR_PILOT=h:1:s:j0"
-    assert argv == ["sbatch", "--parsable", "-N", "4", "--open-mode=append", pilot, "--wrap", "x"]
+    argv = jobs.j0_argv([("-N", "4"), ("--parsable", None), ("--wrap", "x")], ["--wrap", "x"])
+    # --export=ALL as typed (anything else has slurmd load the user's login environment): the pilot
+    # goes in sbatch's environment
+    assert argv == ["sbatch", "--parsable", "-N", "4", "--open-mode=append", "--export=ALL", "--wrap", "x"]
+    assert jobs.pilot_env({"HOME": "/h"}, "h:1:s:j0") == {"HOME": "/h", "DMR_PILOT": "h:1:s:j0"}
 
 
 def test_slots_follow_slurms_plan_type_one_is_idle_nodes_nobody_is_planned_on():
@@ -83,6 +84,17 @@ def test_slots_follow_slurms_plan_type_one_is_idle_nodes_nobody_is_planned_on():
     assert slots.type2 is not None and slots.type2.procs == 3 and slots.type2.duration == 120
     assert slots_from_plan(NOW, ["n7"], {}) is None  # no plan: the caller falls back to the EASY view
     assert slots_from_plan(NOW, ["n7"], {70: (None, ())}) is None
+
+
+def test_idle_nodes_planned_for_a_pending_job_are_a_type_two_slot_until_its_start():
+    # Slurm 23.02+ marks them PLANNED (not free in a snapshot); the probe counts them, with the plan
+    nodes = (Node("n1", NodeState.OTHER, planned=True), Node("n2", NodeState.OTHER, planned=True),
+             Node("n3", NodeState.ALLOCATED), Node("n4", NodeState.OTHER))  # fmt: skip
+    idle = idle_or_planned(Snapshot(time=NOW, nodes=nodes, jobs=()))
+    assert idle == ["n1", "n2"]
+    slots = slots_from_plan(NOW, idle, {9: (NOW + 1800, ("n1", "n2", "n3"))})
+    assert slots is not None and slots.type1 is None
+    assert slots.type2 is not None and slots.type2.procs == 2 and slots.type2.duration == 1800
 
 
 def test_test_only_agrees_when_backfill_would_start_the_job_now():

@@ -52,10 +52,10 @@ def test_only_a_real_percent_n_needs_the_batch_host():
 
 def test_a_subjob_writes_to_j0s_error_file_too_and_never_to_the_users_pattern():
     options: list[list[str | None]] = [["-e", "err-%j.txt"], ["--open-mode", "truncate"]]
-    argv = jobs.subjob_argv(options, ["job.sh"], 2, 900, "ejb70.1", "/w/o-70", "p", "/w/err-70.txt")
+    argv = jobs.subjob_argv(options, ["job.sh"], 2, 900, "ejb70.1", "/w/o-70", "/w/err-70.txt")
     assert "--output=/w/o-70" in argv and "--error=/w/err-70.txt" in argv and "--open-mode=append" in argv
     assert "err-%j.txt" not in argv and "truncate" not in argv
-    alone = jobs.subjob_argv([], ["job.sh"], 2, 900, "n", "/w/o", "p")
+    alone = jobs.subjob_argv([], ["job.sh"], 2, 900, "n", "/w/o")
     assert not any(a.startswith("--error") for a in alone)
 
 

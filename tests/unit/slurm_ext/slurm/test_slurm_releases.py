@@ -143,6 +143,25 @@ def test_grouped_sinfo_flags() -> None:
     ]
 
 
+def test_an_idle_node_planned_for_a_pending_job_is_not_free_but_marked_planned() -> None:
+    # 23.02+: backfill flags the idle nodes it plans a pending job on; the EJB probe needs them
+    doc = {"sinfo": [
+        {"nodes": {"nodes": ["n1"]}, "node": {"state": ["IDLE", "PLANNED"]}},
+        {"nodes": {"nodes": ["n2"]}, "node": {"state": ["IDLE", "COMPLETING", "PLANNED"]}},
+        {"nodes": {"nodes": ["n3"]}, "node": {"state": ["IDLE"]}},
+        {"nodes": {"nodes": ["n4"]}, "node": {"state": ["ALLOCATED", "PLANNED"]}},
+    ]}  # fmt: skip
+    listed = {"nodes": [{"name": "n1", "state": ["IDLE", "PLANNED"]}]}
+    nodes = parse_nodes(doc) + parse_nodes(listed)
+    assert [(n.name, n.state, n.planned) for n in nodes] == [
+        ("n1", NodeState.OTHER, True),
+        ("n2", NodeState.OTHER, False),  # still completing: not idle for anyone
+        ("n3", NodeState.IDLE, False),
+        ("n4", NodeState.ALLOCATED, False),
+        ("n1", NodeState.OTHER, True),
+    ]
+
+
 def test_a_node_in_two_partitions_is_one_node_in_both() -> None:
     # 24.11+: one group per partition (and state); 22.05: each node lists its partitions
     grouped = {"sinfo": [
