@@ -5,8 +5,9 @@ user ``elastic`` with AdminLevel=Operator): the service, as root, grows and shri
 application by expander jobs; a node that bob's one-CPU job holds a part of is not free to anyone's
 growth; ``doctor`` says why the merge is not used; ``cluster exec`` runs commands as a user; the
 service started as ``elastic`` by its unit's commands grows alice's job within her partition while
-bob's jobs run in the other, shrinks it for a pending job, and refuses bob's requests on it.
-Skipped on the other clusters."""
+bob's jobs run in the other, shrinks it for a pending job, and refuses bob's requests on it; the EJB
+manager started as ``elastic`` by its unit bundles alice's job through the spares her ejb-submit
+queued. Skipped on the other clusters."""
 
 from __future__ import annotations
 
@@ -266,17 +267,17 @@ def test_the_operator_ejb_manager_starts_alices_job_in_a_spare_within_her_partit
 ) -> None:
     """The EJB manager started as ``elastic`` by its unit: an Operator cannot submit as alice, so her
     ejb-submit queues held spares as alice, and the manager reshapes and releases one as a subjob,
-    in her partition, while bob's job holds the node her job waits for."""
+    in her partition, while a small job of bob's shares the node her job waits for."""
     site.start_service(docker_cluster, daemon=site.MANAGER)
     try:
         wait(lambda: "listening on" in manager_log(docker_cluster), 60, "the EJB manager")
         ps = docker_cluster.run("ps", "-o", "user=,args=", "-C", "python3").stdout
         assert any(ln.split()[0] == site.SERVICE_USER and "ejb manager" in ln for ln in ps.splitlines()), ps
-        # bob holds n3 (in both partitions) for up to 30 min: alice's 3-node job in left (n[1-3])
-        # is planned after it; n1 and n2 are free until then, a slot for a subjob
+        # bob's small job holds one CPU of n3 (in both partitions) for up to 30 min: alice's job of
+        # 3 whole nodes in left (n[1-3]) is planned after it; n1 and n2 are free until then, a slot
         busy = slurm.as_user("bob").submit(JobRequest(
             nodes=1, name="bob-job", time_limit=1800, command="sleep 1800",
-            extra_args=(f"--chdir={SHARED}/bob", "-o", "/dev/null", "-p", "right", "-w", "n3", "--exclusive"),
+            extra_args=(f"--chdir={SHARED}/bob", "-o", "/dev/null", "-p", "right", "-w", "n3", "-n1"),
         ))  # fmt: skip
         jobs.ids.append(busy)
         jobs.wait_running(busy)
