@@ -646,6 +646,10 @@ class Manager:
             return None
         index, job_id = min(app.spares.items())
         del app.spares[index]
+        job = self.probe.snap.job(job_id) if self.probe.snap is not None else None
+        if job is None or job.user != app.owner or job.name != spare_name(app.eid, index):
+            app.log(now, f"spare {index} (job {job_id}) left the pool: not the held spare it was")
+            return None  # an id Slurm gave again after losing state is not ours to touch
         app.subjobs[act.key] = SubjobRecord(act.key, job_id, act.procs, limit, app.spare_secrets[index],
                                             state="submitting", spare=index)  # fmt: skip
         self._save()  # written ahead: a manager killed here releases it again at its next pass
