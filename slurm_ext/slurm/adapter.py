@@ -549,8 +549,13 @@ class SlurmCluster:
         self.cmd.run(["scontrol", "release", str(job_id)])
 
     def hold_again(self, job_id: int, name: str) -> None:
-        """A pending job held and renamed (a SlurmError, and nothing changed, if it has started)."""
+        """A pending job held and renamed; an InvalidRequest, and its name unchanged, if it has
+        started (``scontrol hold`` does not refuse a running job: the state is read once it is held,
+        when a pending job can no longer start)."""
         self.cmd.run(["scontrol", "hold", str(job_id)])
+        state = self.show_job(job_id).get("JobState", "gone")
+        if state != "PENDING":
+            raise InvalidRequest(f"job {job_id} is {state}; only a pending job can be held")
         self.cmd.run(["scontrol", "update", f"JobId={job_id}", f"JobName={name}"])
 
     def set_time_limit(self, job_id: int, seconds: float) -> bool:

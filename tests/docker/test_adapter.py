@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
+from slurm_ext.backend import JobRequest
 from slurm_ext.containers.cluster import DockerCluster
 from slurm_ext.errors import InvalidRequest, JobNotFound, SlurmError
 from slurm_ext.model import NodeState
 from slurm_ext.slurm import SlurmCluster
 
-from .conftest import EXPANSION, NODES, RELEASE, Jobs, wait
+from .conftest import EXPANSION, NODES, RELEASE, SHARED, Jobs, wait
 
 pytestmark = pytest.mark.docker
 
@@ -130,3 +133,30 @@ def test_expander_job_shape_and_the_orphan_sweep(slurm: SlurmCluster, jobs: Jobs
     assert slurm.cancel_orphan_expanders() == [orphan]
     jobs.wait_gone(orphan, 30)
     assert slurm.job(keep).is_running  # its application runs: kept
+
+
+def test_a_held_job_reshaped_renamed_released_and_held_again(slurm: SlurmCluster, jobs: Jobs) -> None:
+    """What an EJB manager that is not root does with a spare: reshape, rename and release it; hold
+    it again (renamed back) if it did not start; a job that started cannot be held."""
+    blocker = jobs.submit(NODES, time_limit=600)  # every node busy: a released job stays pending
+    jobs.wait_running(blocker)
+    spare = slurm.submit(JobRequest(nodes=1, name="ejb9.spare0", time_limit=300, command="sleep 600",
+                                    extra_args=("--chdir", SHARED, "--hold")))  # fmt: skip
+    jobs.ids.append(spare)
+    assert slurm.show_job(spare)["Reason"].startswith("JobHeld")
+    slurm.release_held(spare, 2, 900, "ejb9.1")
+    shown = slurm.show_job(spare)
+    assert (shown["JobName"], shown["NumNodes"], shown["TimeLimit"]) == ("ejb9.1", "2-2", "00:15:00"), shown
+    assert shown["JobState"] == "PENDING" and not shown["Reason"].startswith("JobHeld"), shown
+    slurm.hold_again(spare, "ejb9.spare0")
+    shown = slurm.show_job(spare)
+    assert shown["JobName"] == "ejb9.spare0" and shown["Reason"].startswith("JobHeld"), shown
+    slurm.cancel(blocker)
+    jobs.wait_gone(blocker, 30)
+    time.sleep(3)  # nodes idle: a held job still does not start
+    assert slurm.show_job(spare)["JobState"] == "PENDING"
+    slurm.release_held(spare, 1, 60, "ejb9.2")
+    jobs.wait_running(spare)
+    with pytest.raises(SlurmError):
+        slurm.hold_again(spare, "ejb9.spare0")
+    assert slurm.show_job(spare)["JobName"] == "ejb9.2"
