@@ -148,12 +148,12 @@ def _scenario_setup(workdir: Path | None) -> tuple[Path, Path | None]:
     return where, conf if conf.exists() else None
 
 
-def _with_manager(workdir: Path, conf: Path | None, run: Any) -> Any:
-    """Run ``run(address)`` with a fresh EJB manager of its own (stopped after)."""
+def _with_manager(workdir: Path, conf: Path | None, run: Any, *args: str) -> Any:
+    """Run ``run(address)`` with a fresh EJB manager of its own (``args``: its options; stopped after)."""
     from ejb.live import scenario
 
     port = free_port()
-    proc = scenario.start_manager(workdir / "state", workdir / "manager.log", port, free_port(), conf)
+    proc = scenario.start_manager(workdir / "state", workdir / "manager.log", port, free_port(), conf, *args)
     try:
         return run(f"127.0.0.1:{port}")
     except scenario.NotBundled as exc:
@@ -212,6 +212,10 @@ def bench_live_cmd(
     ] = None,
     background_seconds: Annotated[int, typer.Option(help="How long the rigid background job runs")] = 60,
     steps: Annotated[int, typer.Option(help="Steps of the job (one second each at full size)")] = 40,
+    spares: Annotated[
+        int | None,
+        typer.Option(min=0, help="The manager's --spares (subjobs made of held spares, as when not root)"),
+    ] = None,
 ) -> None:
     """The same job behind the same background load, through sbatch and through ejb-submit."""
     from ejb.live import scenario
@@ -227,7 +231,7 @@ def bench_live_cmd(
         probe.update(request(address, {"op": "status"})["probe"])
         return out
 
-    ejb = _with_manager(where, conf, run)
+    ejb = _with_manager(where, conf, run, *([] if spares is None else ["--spares", str(spares)]))
     summary = {
         "sbatch": {"turnaround": plain.turnaround, "wait": plain.wait},
         "ejb": {"turnaround": ejb.turnaround, "wait": ejb.wait},
@@ -238,6 +242,7 @@ def bench_live_cmd(
         "leftover_jobs": len(scenario.leftover(scenario.slurm_of(conf), ejb.job)),
         "probe_p50_s": probe.get("p50"),
         "probe_n": probe.get("n", 0),
+        "spares": spares,
         "shape": {"background_nodes": shape.background_nodes, "background_seconds": shape.background_seconds,
                   "nodes": shape.nodes, "ppn": shape.ppn, "steps": shape.steps},
         "load": os.getloadavg()[0],

@@ -99,9 +99,11 @@ def check_rights(cmd: SlurmCommands, conf: dict[str, str], user: str, is_service
     level = admin_level(cmd, user)
     if level in ("Operator", "Administrator"):
         # an Operator resizes any job but submits none as another user: the application's agent
-        # (its owner's process) submits its expander jobs on the service's word
+        # (its owner's process) submits its expander jobs on the service's word, and ejb-submit
+        # queues the held spares the EJB manager makes its subjobs of
         return Finding("service rights", OK, f"{user} has AdminLevel={level} (other users' expander jobs "
-                       "are submitted by their applications' agents)")  # fmt: skip
+                       "are submitted by their applications' agents, EJB subjobs made of the spares "
+                       "ejb-submit queues)")  # fmt: skip
     level_text = f"AdminLevel {level}" if level else "not in Slurm's accounting"
     why = f"{user} cannot resize or boost other users' jobs ({level_text})"
     fix = f"sacctmgr modify user {user} set AdminLevel=Operator   (or run the service as {slurm_user})"
