@@ -92,6 +92,17 @@ MigrationOpt = Annotated[
 ]
 
 
+def user_exists(name: str) -> bool:
+    """Whether this host knows user ``name`` (for ``--user``: a mistake is caught before anything runs)."""
+    import pwd
+
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
+
+
 def fail(message: object) -> typer.Exit:
     """One ``error: ...`` line on stderr (the message's first line); ``raise fail(...)`` exits with 2."""
     lines = str(message).strip().splitlines()

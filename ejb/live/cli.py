@@ -13,7 +13,7 @@ from rich.console import Console
 
 from ejb.live.client import manager_address, request
 from ejb.params import PAPER_DELTA, EJBParams
-from slurm_ext.cli_options import MigrationOpt, fail
+from slurm_ext.cli_options import MigrationOpt, fail, user_exists
 from slurm_ext.console import print_table, table
 from slurm_ext.protocol import free_port
 
@@ -148,12 +148,15 @@ def _scenario_setup(workdir: Path | None) -> tuple[Path, Path | None]:
     return where, conf if conf.exists() else None
 
 
-def _with_manager(workdir: Path, conf: Path | None, run: Any, *args: str) -> Any:
-    """Run ``run(address)`` with a fresh EJB manager of its own (``args``: its options; stopped after)."""
+def _with_manager(workdir: Path, conf: Path | None, run: Any, *args: str, host: str = "127.0.0.1") -> Any:
+    """Run ``run(address)`` with a fresh EJB manager of its own listening on ``host`` (``args``: its
+    options; stopped after)."""
     from ejb.live import scenario
 
     port = free_port()
-    proc = scenario.start_manager(workdir / "state", workdir / "manager.log", port, free_port(), conf, *args)
+    proc = scenario.start_manager(
+        workdir / "state", workdir / "manager.log", port, free_port(), conf, *args, host=host
+    )
     try:
         return run(f"127.0.0.1:{port}")
     except scenario.NotBundled as exc:
@@ -168,27 +171,58 @@ def demo_cmd(
         Path | None, typer.Option(help="Where job scripts and outputs go [default: a new /tmp dir]")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object (progress on stderr)")] = False,
+    partition: Annotated[
+        str, typer.Option(help="Where the jobs go, sized to it [default: Slurm's default partition]")
+    ] = "",
+    user: Annotated[
+        str | None,
+        typer.Option(
+            help="Submit the job and the background job as this user, the manager staying this "
+            "command's (root): as at a site [default: this command's user]"
+        ),
+    ] = None,
+    docker: Annotated[
+        bool, typer.Option("--docker", help="Run the demo in the dockerized cluster's login container")
+    ] = False,
+    manager_host: Annotated[
+        str, typer.Option(help="Address the demo's manager listens on (0.0.0.0: where nodes are other hosts)")
+    ] = "127.0.0.1",
 ) -> None:
-    """Show EJB on the local cluster (about two minutes): a 6-node job that would wait starts at
-    once in a subjob on the free nodes, moves to its own job when that starts, and finishes with the
-    right result."""
+    """Show EJB on the local cluster (about two minutes): a job that would wait behind a rigid one
+    starts at once in a subjob on the free nodes, moves to its own job when that starts, and
+    finishes with the right result. 6 nodes behind 4 busy ones where the partition has 8 or more;
+    in a smaller one, as wide as the partition behind a job on half of it."""
     from ejb.live import scenario
 
+    if user is not None and not docker and not user_exists(user):
+        raise fail(f"--user {user}: no such user here")
+    if docker:
+        _in_login_container(partition, user, as_json)
     t0 = time.monotonic()
     where, conf = _scenario_setup(workdir)
     console = Console(stderr=as_json)
-    shape = scenario.WIDE
+    slurm = scenario.slurm_of(conf)
+    size = len(scenario.partition_nodes(slurm, partition))
+    if partition and not size:
+        raise fail(
+            f"--partition {partition}: no such partition here (sinfo lists: {', '.join(slurm.partitions())})"
+        )
+    try:
+        shape = scenario.WIDE.fitted(size, partition, whole=True)
+    except ValueError as exc:
+        raise fail(f"--partition {partition or '(default)'}: {exc}") from None
 
     def run(address: str) -> scenario.Outcome:
-        return scenario.run_once("ejb", shape, where, conf, address, progress=console.print)
+        return scenario.run_once("ejb", shape, where, conf, address, progress=console.print, user=user)
 
-    out = _with_manager(where, conf, run)
+    out = _with_manager(where, conf, run, host=manager_host)
     res = out.result or {}
-    left = scenario.leftover(scenario.slurm_of(conf), out.job)
+    left = scenario.leftover(slurm, out.job)
     ok = bool(res.get("checksum_ok")) and not left
     if as_json:
         summary = {"job": out.job, "wait": out.wait, "turnaround": out.turnaround, "result": out.result,
-                   "status": out.status, "leftover_jobs": left, "workdir": str(where),
+                   "status": out.status, "leftover_jobs": left, "workdir": str(where), "user": user,
+                   "partition": partition, "subjob_hosts": _subjob_hosts(out.status),
                    "seconds": time.monotonic() - t0, "ok": ok}  # fmt: skip
         typer.echo(json.dumps(summary))
     else:
@@ -203,6 +237,24 @@ def demo_cmd(
         console.print(f"jobs of EJB left in the queue: {left or 'none'}; files in {where}")
     if not ok:
         raise typer.Exit(1)
+
+
+def _subjob_hosts(status: dict[str, Any] | None) -> dict[str, list[str]]:
+    """The nodes of each subjob that ran (J0 is key "0")."""
+    subjobs = (status or {}).get("subjobs", {})
+    return {key: list(s.get("hosts") or []) for key, s in subjobs.items() if s.get("job_id")}
+
+
+def _in_login_container(partition: str, user: str | None, as_json: bool) -> None:
+    """``ejb demo`` inside the login container: its manager listens where the nodes reach it, its
+    files go to the volume every node mounts."""
+    from slurm_ext.containers.compose import SHARED
+    from slurm_ext.local.docker_cli import run_in_login
+
+    workdir = f"{SHARED}/ejb-demo-{user or 'root'}-{time.strftime('%Y%m%d-%H%M%S')}"
+    args = ["python3", "-m", "ejb", "demo", "--manager-host", "0.0.0.0", "--workdir", workdir]
+    args += (["--partition", partition] if partition else []) + (["--user", user] if user else [])
+    run_in_login(args + (["--json"] if as_json else []), SHARED, quiet=as_json)
 
 
 def bench_live_cmd(

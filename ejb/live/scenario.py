@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from typing import Any
 from dmr.launch import is_spare_of, is_subjob_of
 from dmr_apps import script
 from slurm_ext.backend import JobRequest
+from slurm_ext.model import Node
 from slurm_ext.slurm import SlurmCluster
 from slurm_ext.workloads.sacct import parse_json, sacct_record
 
@@ -44,6 +46,8 @@ class Shape:
     minutes: int = 5
     ejb: str = ""  # an #EJB directive line's options, e.g. "--migration 100"
     pin_background: bool = False  # the background job on the first nodes (see WIDE)
+    partition: str = ""  # where the jobs go ("": Slurm's default partition)
+    whole: bool = False  # --exclusive: whole nodes also where Slurm shares them (cons_tres)
 
     def script(self) -> str:
         ranks = self.nodes * self.ppn
@@ -52,10 +56,30 @@ class Shape:
             f"--state-mb {self.state_mb} --min 1 --max {ranks * 16}"
         )
         ejb = f"#EJB {self.ejb}\n" if self.ejb else ""
+        where = "".join(f"#SBATCH {opt}\n" for opt in self.placement())
         return (
             f"#!/bin/bash\n#SBATCH -N {self.nodes}\n#SBATCH --ntasks-per-node={self.ppn}\n"
-            f"#SBATCH -t {self.minutes}\n{ejb}{sys.executable} -m dmr -- {fs}\n"
+            f"#SBATCH -t {self.minutes}\n{where}{ejb}{sys.executable} -m dmr -- {fs}\n"
         )
+
+    def placement(self) -> list[str]:
+        """sbatch options of every job of the scenario: its partition, whole nodes."""
+        where = [f"--partition={self.partition}"] if self.partition else []
+        return where + (["--exclusive"] if self.whole else [])
+
+    def fitted(self, size: int, partition: str = "", whole: bool = False) -> Shape:
+        """This scenario in a partition of ``size`` nodes (``partition``; whole nodes if ``whole``):
+        as it is where 8 nodes or more, else the job as wide as the partition behind a background job
+        pinned to its first half, so that a subjob has the other half until J0 starts (a job below
+        ejb-submit's default smallest size, 8 processors, says it may be bundled all the same)."""
+        if size < 2:
+            raise ValueError(f"the scenario needs a partition of 2 nodes or more (it has {size})")
+        if size >= 8:
+            return replace(self, partition=partition, whole=whole)
+        ranks = size * self.ppn
+        ejb = " ".join(filter(None, [self.ejb, f"--min-procs {ranks}" if ranks < 8 else ""]))
+        return replace(self, background_nodes=size // 2, nodes=size, pin_background=True, partition=partition,
+                       whole=whole, ejb=ejb)  # fmt: skip
 
 
 # The demo's and the end-to-end test's job: 6 nodes while 4 of the 8 are busy. Backfill plans J0
@@ -139,24 +163,32 @@ def wait_for(cond: Callable[[], Any], timeout: float, every: float = 1.0) -> Any
     raise TimeoutError(f"timed out after {timeout:.0f} s")
 
 
-def first_nodes(count: int, slurm: SlurmCluster) -> list[str]:
-    """The first ``count`` nodes of the default partition, in Slurm's order."""
-    default = slurm.default_partition()
-    names = [node.name for node in slurm.nodes() if default in node.partitions]
+def first_nodes(count: int, slurm: SlurmCluster, partition: str = "") -> list[str]:
+    """The first ``count`` nodes of ``partition`` (the default one if ""), in Slurm's order."""
+    names = [node.name for node in partition_nodes(slurm, partition)]
     if len(names) < count:
-        raise RuntimeError(f"the default partition has {len(names)} nodes, the scenario needs {count}")
+        where = partition or "(default)"
+        raise RuntimeError(f"partition {where} has {len(names)} nodes, the scenario needs {count}")
     return names[:count]
 
 
+def partition_nodes(slurm: SlurmCluster, partition: str = "") -> list[Node]:
+    """The nodes of ``partition``: of the default one if "", of the cluster if there is none."""
+    name = partition or slurm.default_partition()
+    return [node for node in slurm.nodes() if not name or name in node.partitions]
+
+
 def background(shape: Shape, slurm: SlurmCluster) -> int:
-    where = ("-w", ",".join(first_nodes(shape.background_nodes, slurm))) if shape.pin_background else ()
+    """The rigid job the scenario's job queues behind, submitted through ``slurm`` (as its user)."""
+    pinned = first_nodes(shape.background_nodes, slurm, shape.partition) if shape.pin_background else []
+    where = ("-w", ",".join(pinned)) if pinned else ()
     minutes = max(2, shape.background_seconds // 60 + 2)
     request = JobRequest(
         nodes=shape.background_nodes,
         time_limit=minutes * 60,
         name="rigid-background",
         command=f"sleep {shape.background_seconds}",
-        extra_args=("-o", "/dev/null", *where),
+        extra_args=("-o", "/dev/null", *where, *shape.placement()),
     )
     return slurm.submit(request)
 
@@ -170,8 +202,10 @@ def run_once(
     with_background: bool = True,
     during: Callable[[int], None] | None = None,
     progress: Callable[[str], None] | None = None,
+    user: str | None = None,
 ) -> Outcome:
-    """Submit the job with ``sbatch`` or ``ejb-submit`` (behind the background job) and wait for its end."""
+    """Submit the job with ``sbatch`` or ``ejb-submit`` (behind the background job) and wait for its end.
+    ``user``: who submits both (through ``runuser``: this process is root) [default: this process's]."""
     say = progress or (lambda _msg: None)
     workdir.mkdir(parents=True, exist_ok=True)
     env = env_for(conf)
@@ -181,7 +215,9 @@ def run_once(
         env["EJB_MANAGER"] = manager
     script = workdir / f"job-{mode}.sh"
     script.write_text(shape.script())
-    bg = background(shape, slurm) if with_background else None
+    if user is not None:
+        shutil.chown(workdir, user)  # the job writes its output there
+    bg = background(shape, slurm if user is None else slurm.as_user(user)) if with_background else None
     if bg is not None:
         wait_for(lambda: slurm.job_state(bg)[0] == "RUNNING", 60, 0.3)
         say(f"background job {bg} holds {shape.background_nodes} nodes for {shape.background_seconds} s")
@@ -189,6 +225,8 @@ def run_once(
     # nothing and says why, and the background job is stopped here.
     submit = ["sbatch", "--parsable"] if mode == "sbatch" else ["ejb-submit", "--parsable", "--ejb-require"]
     argv = [*submit, "-o", str(workdir / f"{mode}-%j.out"), str(script)]
+    if user is not None:
+        argv = ["runuser", "-u", user, "--", *argv]
     res = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=workdir, check=False, timeout=120)
     if res.returncode != 0:
         if bg is not None:
@@ -230,16 +268,17 @@ def leftover(slurm: SlurmCluster, job: int) -> list[int]:
 
 def start_manager(
     state_dir: Path, log: Path, port: int, service_port: int, conf: Path | None = None, *args: str,
-    crash_at: str | None = None,
+    crash_at: str | None = None, host: str = "127.0.0.1",
 ) -> subprocess.Popen[bytes]:  # fmt: skip
-    """``ejb manager`` as a process on 127.0.0.1 (output appended to ``log``); returns once it answers."""
+    """``ejb manager`` as a process listening on ``host`` (output appended to ``log``); returns once it
+    answers on 127.0.0.1."""
     from ejb.live.client import request
 
     env = {k: v for k, v in env_for(conf).items() if k != "ELASTIC_CRASH_AT"}
     if crash_at:
         env["ELASTIC_CRASH_AT"] = crash_at
     cmd = [sys.executable, "-m", "ejb", "manager", "--port", str(port), "--service-port", str(service_port),
-           "--state-dir", str(state_dir), *args]  # fmt: skip
+           "--state-dir", str(state_dir), "--host", host, *args]  # fmt: skip
     proc = subprocess.Popen(cmd, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import typer
 
+from slurm_ext.cli_options import user_exists
 from slurm_ext.config import load_config
 from slurm_ext.errors import SlurmError
 from slurm_ext.slurm import SlurmCluster
@@ -57,7 +56,7 @@ def demo_cmd(
     if app not in APPS:
         typer.secho(f"error: --app must be one of {', '.join(APPS)}", err=True)
         raise typer.Exit(2)
-    if user is not None and not _user_exists(user) and not docker:
+    if user is not None and not docker and not user_exists(user):
         typer.secho(f"error: --user {user}: no such user here", err=True)
         raise typer.Exit(2)
     if docker:
@@ -78,8 +77,9 @@ def demo_cmd(
             resize_demo(slurm, typer.echo, start=start, sizes=(2, 1))
         if not resize_only:
             typer.secho("== 2. a malleable MPI app under the DMR control service", bold=True)
-            # part 2 needs up to 6 idle nodes; part 1's may still be completing
-            wait_until(lambda: free_nodes(slurm, partition) >= min(6, size), 60, "idle nodes")
+            # part 2 needs 3 idle nodes (FS at 2, a filler) and takes up to 6; other users' jobs
+            # may hold the rest of the partition
+            wait_until(lambda: free_nodes(slurm, partition) >= 3, 120, "3 idle nodes")
             free = free_nodes(slurm, partition)
             result = malleable_demo(
                 slurm,
@@ -110,32 +110,14 @@ def default_partition(slurm: SlurmCluster) -> tuple[str, int]:
     return "", slurm.snapshot().total_nodes
 
 
-def _user_exists(name: str) -> bool:
-    import pwd
-
-    try:
-        pwd.getpwnam(name)
-    except KeyError:
-        return False
-    return True
-
-
 def _in_login_container(resize_only: bool, expand_strategy: str, app: str, user: str | None) -> None:
-    """``slurm-ext demo`` inside the login container: the repository is mounted there, the nodes reach
-    the service at the container's host name, and FS's files go to the volume every node mounts."""
-    from slurm_ext.containers.cluster import DockerCluster
+    """``slurm-ext demo`` inside the login container: the nodes reach the service at the container's
+    host name, and FS's files go to the volume every node mounts (the jobs' working directory too: a
+    resize may write files there)."""
     from slurm_ext.containers.compose import SHARED
+    from slurm_ext.local.docker_cli import run_in_login
 
-    cluster = DockerCluster()
-    if cluster.running_release() is None:
-        typer.secho("error: the dockerized cluster is not up (`slurm-ext cluster up --docker`)", err=True)
-        raise typer.Exit(2)
     args = ["python3", "-m", "slurm_ext", "demo", "--expand-strategy", expand_strategy, "--app", app]
     args += ["--service-host", "login", "--workdir", SHARED] + (["--resize-only"] if resize_only else [])
     args += ["--user", user] if user else []
-    # working directory: the shared volume (the jobs' too: a resize may write files there)
-    cmd = ["docker", "exec", "-i", "-w", SHARED, cluster.container("login"), *args]
-    typer.echo(
-        f"running in {cluster.container('login')} (Slurm {cluster.running_release()}): {' '.join(args)}"
-    )
-    raise typer.Exit(subprocess.run(cmd, check=False, env=os.environ).returncode)
+    run_in_login(args, SHARED)

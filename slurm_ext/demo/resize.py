@@ -55,3 +55,5 @@ def resize_demo(slurm: SlurmCluster, say: Say, start: int = 4, sizes: tuple[int,
     finally:
         slurm.cancel(job_id)
         say(f"job {job_id} cancelled")
+        # its nodes back to Slurm before anything counts them (a job completes a while after)
+        wait_until(lambda: slurm.snapshot().job(job_id) is None, 120, f"job {job_id} to leave the queue")

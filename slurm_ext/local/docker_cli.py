@@ -118,6 +118,17 @@ def exec_(user: str | None, command: list[str]) -> NoReturn:
     raise typer.Exit(subprocess.run(argv, check=False).returncode)
 
 
+def run_in_login(args: list[str], workdir: str, quiet: bool = False) -> NoReturn:
+    """A command of this toolkit (e.g. a demo) in the login container, where the repository is
+    mounted, as root in ``workdir``, saying so first (on stderr if ``quiet``); exits with its code."""
+    cluster = DockerCluster()
+    if cluster.running_release() is None:
+        fail("the dockerized cluster is not up (`slurm-ext cluster up --docker`)", USAGE_EXIT)
+    login = cluster.container("login")
+    typer.echo(f"running in {login} (Slurm {cluster.running_release()}): {' '.join(args)}", err=quiet)
+    raise typer.Exit(subprocess.run(exec_argv(login, args, workdir=workdir), check=False).returncode)
+
+
 def images_cmd(
     release: list[str] = typer.Option(  # noqa: B008
         None, "--release", "-r", help=f"{RELEASE_HELP} (repeatable) [default: all]", show_default=False

@@ -1,7 +1,8 @@
 """Tests against the dockerized cluster (marker ``docker``): skipped unless ``ELASTIC_DOCKER=1``.
 
 ``ELASTIC_DOCKER_RELEASE`` (default 22.05) picks the release, ``ELASTIC_DOCKER_EXPANSION=0`` a cluster
-without permit_job_expansion, ``ELASTIC_DOCKER_SELECT=cons_tres`` a site's (4-CPU nodes, cons_tres).
+without permit_job_expansion, ``ELASTIC_DOCKER_SELECT=cons_tres`` a site's (4-CPU nodes, cons_tres),
+``ELASTIC_DOCKER_NODES`` its node count (default 4).
 A cluster already up with that release is used as it is
 (``scripts/docker-ci.sh`` starts it, to time the start separately); otherwise the session brings one
 up and takes it down at the end. The adapter runs here on the host and reaches the Slurm commands
@@ -27,7 +28,7 @@ EXPANSION = os.environ.get("ELASTIC_DOCKER_EXPANSION", "1") != "0"
 # ELASTIC_DOCKER_SELECT=cons_tres: a site's cluster, 4-CPU nodes shared by small jobs (test_site.py)
 SELECT = os.environ.get("ELASTIC_DOCKER_SELECT", "linear")
 CPUS = 4 if SELECT == "cons_tres" else 2
-NODES = 4
+NODES = int(os.environ.get("ELASTIC_DOCKER_NODES", "4"))  # 6 for the site's demos at the same time
 SHARED = "/shared"
 
 

@@ -327,3 +327,52 @@ def ejb_submit_fs(cluster: DockerCluster) -> int:
     res = cluster.run("runuser", "-u", "alice", "--", "sh", "-c", line)
     assert res.returncode == 0 and "bundled" in res.stderr, res.stdout + res.stderr
     return int(res.stdout.strip().split(";")[0])
+
+
+@pytest.mark.skipif(NODES < 6, reason="the site profile with 6 nodes: ELASTIC_DOCKER_NODES=6")
+def test_alices_dmr_demo_and_bobs_ejb_demo_run_at_the_same_time(
+    docker_cluster: DockerCluster, slurm: SlurmCluster, jobs: Jobs
+) -> None:
+    """On 6 nodes (left = n[1-5], right = n[5-6]): a small job of bob's holds a CPU of n1 all along;
+    bob's ``ejb demo`` in right (a background job on n5, his 2-node job bundled into a subjob on n6,
+    then J0) and alice's ``slurm-ext demo`` in left (FS grown and shrunk for her rigid job) at once;
+    each user's jobs stay in their partition and both demos end right with nothing left behind."""
+    small = slurm.as_user("bob").submit(JobRequest(
+        nodes=1, name="bob-small", time_limit=1800, command="sleep 1800",
+        extra_args=(f"--chdir={SHARED}/bob", "-o", "/dev/null", "-p", "left", "-w", "n1", "-n1"),
+    ))  # fmt: skip
+    jobs.ids.append(small)
+    jobs.wait_running(small)
+    since = docker_cluster.run("date", "+%Y-%m-%dT%H:%M:%S").stdout.strip()
+    argv = [sys.executable, "-m", "ejb", "demo", "--docker", "--user", "bob", "--partition", "right"]
+    bobs = subprocess.Popen([*argv, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+
+        def bobs_background_runs() -> bool:
+            return any(j.user == "bob" and j.name == "rigid-background" and j.is_running
+                       for j in slurm.snapshot().jobs)  # fmt: skip
+
+        wait(lambda: bobs_background_runs() or bobs.poll() is not None, 120, "bob's background job")
+        alices = demo("--user", "alice")
+        out, err = bobs.communicate(timeout=600)
+    finally:
+        if bobs.poll() is None:
+            bobs.kill()
+    assert bobs.returncode == 0, (out + err)[-3000:]
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["ok"] and summary["user"] == "bob" and not summary["leftover_jobs"], summary
+    hosts = summary["subjob_hosts"]
+    assert len(hosts) >= 2 and all(set(h) <= {"n5", "n6"} for h in hosts.values()), hosts  # J0 and a subjob
+    assert "as alice" in alices and "state checksum intact" in alices and "left behind: none" in alices, (
+        alices[-3000:]
+    )
+    # every job of each user in their partition (bob's small one in left, as he asked)
+    rows = docker_cluster.run("sacct", "-X", "-n", "-P", "-S", since, "-u", "alice,bob",
+                              "-o", "JobID,User,JobName,Partition,NodeList").stdout  # fmt: skip
+    for row in rows.splitlines():
+        job_id, user, name, partition, nodes = row.split("|")
+        if user == "alice":
+            assert partition == "left" and "n6" not in nodes, row
+        elif name != "bob-small":
+            assert partition == "right" and all(f"n{i}" not in nodes for i in range(1, 5)), row
+    assert slurm.job(small).is_running
