@@ -136,18 +136,26 @@ def prepare_workload(
 def run_one(
     wl: Workload, policy: str, opts: RunOptions, progress: bool = False
 ) -> tuple[SimResult, RunSummary]:
-    """Simulate ``wl`` under ``policy`` and summarise it; wall time covers the simulation only."""
-    r = resolve(policy, opts.base, opts.sd_options)
-    sim = Simulator(
-        wl,
-        r.scheduler,
-        r.policy,
-        resize_overhead=opts.resize_overhead,
-        check_period=opts.check_period,
-        runtime_model=opts.runtime_model,
-    )
-    with progress_bar(policy, "arrivals", enabled=progress) as bar:
-        result = sim.run(progress=bar if progress else None)
+    """Simulate ``wl`` under ``policy`` and summarise it; wall time covers the simulation only.
+    A machine of several pools (a site's partitions that share no node) is one run per pool, each
+    with a policy of its own (the policies decide within a partition), put together."""
+    parts = []
+    for part in wl.split():
+        r = resolve(policy, opts.base, opts.sd_options)
+        sim = Simulator(
+            part,
+            r.scheduler,
+            r.policy,
+            resize_overhead=opts.resize_overhead,
+            check_period=opts.check_period,
+            runtime_model=opts.runtime_model,
+        )
+        label = policy if len(wl.pools) < 2 else f"{policy} {part.name}"
+        with progress_bar(label, "arrivals", enabled=progress) as bar:
+            parts.append(sim.run(progress=bar if progress else None))
+    result = parts[0] if len(parts) == 1 else SimResult.combined(parts, wl.name, wl.nodes)
+    if len(parts) > 1:
+        result.skipped = list(wl.skipped)  # the whole workload's (its pools' are empty)
     summary = summarize(result)
     if r.policy is not None:
         summary.policy = r.name  # as the user named it: sd:5 and sd:50 are two rows, not two "sd"

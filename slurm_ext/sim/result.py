@@ -111,6 +111,43 @@ class SimResult:
             wall_time=sim.wall_time,
         )
 
+    @classmethod
+    def combined(cls, parts: list[SimResult], workload: str, nodes: int) -> SimResult:
+        """One run of a machine of ``nodes`` nodes from the runs of its pools (``Workload.split``):
+        the jobs of all in arrival order, the areas and counts added, the timelines summed (each
+        pool's value holds until its next row), and the time with a queue wherever one pool had one."""
+        first = parts[0]
+        order = np.argsort(np.concatenate([r.submit for r in parts]), kind="stable")
+
+        def column(name: str) -> np.ndarray:
+            return np.concatenate([getattr(r, name) for r in parts])[order]
+
+        when = np.unique(np.concatenate([r.timeline["time"] for r in parts if r.timeline]))
+        timeline = {"time": when}
+        for key in ("busy", "running", "queued"):
+            total = np.zeros(len(when), dtype=np.int64)
+            for r in parts:
+                if r.timeline and len(r.timeline["time"]):
+                    row = np.searchsorted(r.timeline["time"], when, side="right") - 1
+                    total += np.where(row >= 0, r.timeline[key][np.maximum(row, 0)], 0)
+            timeline[key] = total
+        queued = timeline["queued"][:-1] > 0
+        return cls(
+            workload=workload, scheduler=first.scheduler, policy=first.policy, nodes=nodes,
+            job_id=column("job_id"), submit=column("submit"), start=column("start"), end=column("end"),
+            size=column("size"), final_size=column("final_size"), limit=column("limit"), work=column("work"),
+            state=column("state"), resizes=column("resizes"), malleable=column("malleable"),
+            busy_area=sum(r.busy_area for r in parts), frag_area=sum(r.frag_area for r in parts),
+            queue_time=float(np.diff(when)[queued].sum()) if len(when) > 1 else 0.0,
+            t_first=min(r.t_first for r in parts), t_last=max(r.t_last for r in parts),
+            timeline=timeline,
+            skipped=[s for r in parts for s in r.skipped], rejected=[x for r in parts for x in r.rejected],
+            resize_log=sorted(x for r in parts for x in r.resize_log),
+            decisions=sum(r.decisions for r in parts),
+            evolving_asks_granted=sum(r.evolving_asks_granted for r in parts),
+            wall_time=sum(r.wall_time for r in parts),
+        )  # fmt: skip
+
     @property
     def finished(self) -> np.ndarray:
         """Mask of jobs that started and ended (completed, killed, or cancelled while running)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from slurm_ext.model import MalleableSpec
@@ -62,6 +62,7 @@ class SimJob(NamedTuple):
     evolving: EvolvingSpec | None = None
     user: int = -1
     name: str = ""
+    pool: str = ""  # the pool of nodes it runs in, where the workload has several (Workload.pools)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,19 +81,40 @@ class Workload:
     skipped: list[SkippedJob] = field(default_factory=list)
     notes: Counter[str] = field(default_factory=Counter)  # adjustments made while loading
     slots: int = 1  # slots per node (node_slots): sizes and ``nodes`` count slots when above 1
+    # Pools of nodes no job crosses (a site's partitions that share no node): name -> nodes, summing
+    # to ``nodes``; each job's ``pool`` names one. Empty: the machine is one pool.
+    pools: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.nodes < 1:
             raise ValueError(f"a workload needs at least one node, got {self.nodes}")
+        if self.pools and (sum(self.pools.values()) != self.nodes or min(self.pools.values()) < 1):
+            raise ValueError(f"pools {self.pools} do not make a machine of {self.nodes} nodes")
         self.jobs.sort(key=lambda j: j.submit)
 
     def skipped_reasons(self) -> Counter[str]:
         return Counter(s.reason for s in self.skipped)
 
     def head(self, n: int) -> Workload:
-        return Workload(
-            self.jobs[:n], self.nodes, self.name, list(self.skipped), Counter(self.notes), self.slots
-        )
+        return self.with_jobs(self.jobs[:n])
+
+    def with_jobs(self, jobs: list[SimJob]) -> Workload:
+        """The same machine, notes and skipped jobs with other jobs (copies: nothing shared)."""
+        return replace(self, jobs=jobs, skipped=list(self.skipped), notes=Counter(self.notes),
+                       pools=dict(self.pools))  # fmt: skip
+
+    def split(self) -> list[Workload]:
+        """One workload per pool (its jobs, in order; named ``NAME[POOL]``); [self] with one pool.
+        Where no job crosses pools, simulating each apart is simulating the whole machine."""
+        if len(self.pools) < 2:
+            return [self]
+        unknown = {j.pool for j in self.jobs} - self.pools.keys()
+        if unknown:
+            raise ValueError(f"jobs in pools {sorted(unknown)} the machine lacks ({sorted(self.pools)})")
+        return [
+            Workload([j for j in self.jobs if j.pool == pool], size, f"{self.name}[{pool}]", slots=self.slots)
+            for pool, size in self.pools.items()
+        ]
 
 
 @dataclass(frozen=True)
@@ -124,8 +146,7 @@ class MalleableRule:
                 spec = MalleableSpec(low, j.nodes, self.factor)
                 j = j._replace(malleable=spec, serial_fraction=self.serial_fraction)
             jobs.append(j)
-        notes = Counter(workload.notes)
-        return Workload(jobs, workload.nodes, workload.name, list(workload.skipped), notes, workload.slots)
+        return workload.with_jobs(jobs)
 
 
 def node_slots(workload: Workload, slots: int) -> Workload:
@@ -140,9 +161,10 @@ def node_slots(workload: Workload, slots: int) -> Workload:
         )
         for j in workload.jobs
     ]
-    notes = Counter(workload.notes)
-    notes[f"nodes read as {slots} slots each, every job malleable (cores shared)"] += len(jobs)
-    return Workload(jobs, workload.nodes * slots, workload.name, list(workload.skipped), notes, slots)
+    wl = workload.with_jobs(jobs)
+    wl.notes[f"nodes read as {slots} slots each, every job malleable (cores shared)"] += len(jobs)
+    wl.nodes, wl.slots, wl.pools = workload.nodes * slots, slots, {p: n * slots for p, n in wl.pools.items()}
+    return wl
 
 
 def speedup(nodes: float, serial_fraction: float) -> float:

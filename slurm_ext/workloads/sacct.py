@@ -13,11 +13,12 @@ seconds with ``time.limit`` minutes as its limit (no limit: the run time, as for
 that never started, is not finished, has no nodes or is larger than the machine is listed in
 ``Workload.skipped`` with the reason.
 
-The machine is one pool of nodes (the simulator has no partitions): ``--nodes``; else, from the live
-cluster, the nodes of the partitions the jobs ran in (the Slurm adapter's reading of the nodes,
-``sinfo --json``: :meth:`slurm_ext.slurm.SlurmCluster.partitions`; a node in several partitions
-counted once); else (a file, or sinfo failing) the nodes the jobs ran on. A job is whole nodes,
-also where ``select/cons_tres`` let it share one. Slurm's commands run through the adapter.
+The machine: ``--nodes`` (one pool); else, from the live cluster, the nodes of the partitions the
+jobs ran in (the Slurm adapter's reading of the nodes, ``sinfo --json``:
+:meth:`slurm_ext.slurm.SlurmCluster.partitions`), partitions that share no node as pools of their
+own (each job simulated on its partition's nodes: ``Workload.pools``), partitions that share nodes
+as one pool (a node counted once); else (a file, or sinfo failing) the nodes the jobs ran on. A job
+is whole nodes, also where ``select/cons_tres`` let it share one. Slurm's commands run through the adapter.
 """
 
 from __future__ import annotations
@@ -294,10 +295,15 @@ def sacct_to_workload(
             continue
         seen.add(r.job_id)
         kept.append(r)
-    size = _machine_size(kept, partition, nodes, machine, notes)
-    skipped += [SkippedJob(r.job_id, f"larger than the machine ({r.nodes} > {size} nodes)")
-                for r in kept if r.nodes > size]  # fmt: skip
-    kept = [r for r in kept if r.nodes <= size]
+    size, pools, pool_of = _machine(kept, partition, nodes, machine, notes)
+
+    def room(r: SacctRecord) -> int:  # the nodes a job may run on: its pool's, else the machine's
+        return pools[pool_of[r.partition]] if pools else size
+
+    where = "its partition" if pools else "the machine"
+    skipped += [SkippedJob(r.job_id, f"larger than {where} ({r.nodes} > {room(r)} nodes)")
+                for r in kept if r.nodes > room(r)]  # fmt: skip
+    kept = [r for r in kept if r.nodes <= room(r)]
     first = min((r.submit for r in kept if r.submit is not None), default=0.0)
     users: dict[str, int] = {}
     jobs: list[SimJob] = []
@@ -308,37 +314,62 @@ def sacct_to_workload(
             limit = run
             notes["no time limit: run time used as limit"] += 1
         user = users.setdefault(r.user, len(users))
-        jobs.append(
-            SimJob(r.job_id, float(r.submit or 0.0) - first, r.nodes, limit, run, user=user, name=r.name)
-        )
-    return Workload(jobs, size, name, skipped, notes)
+        submit = float(r.submit or 0.0) - first
+        pool = pool_of.get(r.partition, "")
+        jobs.append(SimJob(r.job_id, submit, r.nodes, limit, run, user=user, name=r.name, pool=pool))
+    return Workload(jobs, size, name, skipped, notes, pools=pools)
 
 
-def _machine_size(
+def _machine(
     kept: list[SacctRecord],
     partition: str | None,
     nodes: int | None,
     machine: dict[str, set[str]] | None,
     notes: Counter[str],
-) -> int:
+) -> tuple[int, dict[str, int], dict[str, str]]:
+    """(the machine's nodes, its pools (name -> nodes; none: one pool), each partition's pool).
+    Partitions that share no node are pools of their own: no job runs across two, and each pool's
+    jobs are simulated on its nodes only; partitions that share nodes (even through a third) are
+    one pool, their nodes counted once."""
     if nodes:
-        return nodes
+        return nodes, {}, {}
     largest = max((r.nodes for r in kept), default=1)
     parts = {partition} if partition else {r.partition for r in kept if r.partition}
     if machine is not None and parts and parts <= machine.keys():
-        names = set().union(*(machine[p] for p in parts))
-        if len(parts) > 1:
-            notes[f"partitions {', '.join(sorted(parts))} simulated as one pool of {len(names)} nodes"] += (
-                len(kept)
-            )
-        return max(1, len(names))
+        groups = node_sharing_groups({p: machine[p] for p in parts})
+        for names, members in groups:
+            if len(names) > 1:
+                pool = f"one pool of {len(members)} nodes"
+                notes[f"partitions {', '.join(names)} share nodes: simulated as {pool}"] += sum(
+                    1 for r in kept if r.partition in names
+                )
+        total = len(set().union(*(machine[p] for p in parts)))
+        if len(groups) == 1:
+            return max(1, total), {}, {}
+        pools = {",".join(names): len(members) for names, members in groups}
+        apart = ", ".join(f"{name} ({size})" for name, size in pools.items())
+        notes[f"partitions simulated apart, each on its own nodes: {apart}"] += len(kept)
+        return total, pools, {p: ",".join(names) for names, _ in groups for p in names}
     ran_on = {n for r in kept for n in r.node_names}
     size = max(1, largest, len(ran_on))
     if kept:
         notes[f"machine size {size} nodes: the nodes these jobs ran on (give --nodes for the real size)"] += (
             len(kept)
         )
-    return size
+    return size, {}, {}
+
+
+def node_sharing_groups(partitions: dict[str, set[str]]) -> list[tuple[list[str], set[str]]]:
+    """Partitions grouped where they share nodes, directly or through others: (sorted names, their
+    nodes) per group, in the order of each group's first name."""
+    groups: list[tuple[list[str], set[str]]] = []
+    for name in sorted(partitions):
+        names, members = [name], set(partitions[name])
+        for group in [g for g in groups if g[1] & members]:
+            groups.remove(group)
+            names, members = names + group[0], members | group[1]
+        groups.append((sorted(names), members))
+    return sorted(groups)
 
 
 def load_sacct(spec: str, *, nodes: int | None = None) -> Workload:

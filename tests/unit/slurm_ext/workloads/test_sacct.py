@@ -19,7 +19,14 @@ from typer.testing import CliRunner
 
 from slurm_ext.cli import app
 from slurm_ext.workloads import load_workload
-from slurm_ext.workloads.sacct import SacctError, SacctSpec, load_sacct, parse_spec, sacct_to_workload
+from slurm_ext.workloads.sacct import (
+    SacctError,
+    SacctSpec,
+    load_sacct,
+    node_sharing_groups,
+    parse_spec,
+    sacct_to_workload,
+)
 
 DATA = Path(__file__).parent / "data"
 SQUEUE = Path(__file__).parents[3] / "fixtures" / "slurm" / "24.11" / "squeue.json"
@@ -172,3 +179,45 @@ def test_the_commands_report_one_line_and_exit_2(
         assert re.search(message, lines[0]), lines[0]
     res = CliRunner().invoke(app, ["simulate", "-w", f"sacct-file:{bad}", "-q"])
     assert res.exit_code == 2 and "is not JSON" in res.stderr, res.output
+
+
+def in_partitions(doc: dict, partition_of: dict[str, str]) -> dict:
+    """``doc`` with the named jobs moved to other partitions (as if they had run there)."""
+    for job in doc["jobs"]:
+        job["partition"] = partition_of.get(job["name"], job["partition"])
+    return doc
+
+
+def test_partitions_grouped_where_they_share_nodes() -> None:
+    parts = {"a": {"n1", "n2"}, "b": {"n5"}, "c": {"n2", "n3"}, "d": {"n3", "n4"}, "e": {"n6"}}
+    assert node_sharing_groups(parts) == [
+        (["a", "c", "d"], {"n1", "n2", "n3", "n4"}),  # d shares with a only through c
+        (["b"], {"n5"}),
+        (["e"], {"n6"}),
+    ]
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_partitions_sharing_no_node_are_pools_of_their_own(release: str) -> None:
+    doc = in_partitions(json.loads(fixture(release).read_text()), {"fails": "small", "nolimit": "small"})
+    machine = {"debug": {f"n{i}" for i in range(1, 5)}, "small": {"n5"}, "idle": {"n6"}}
+    wl = sacct_to_workload(doc, machine=machine)
+    assert wl.nodes == 5 and wl.pools == {"debug": 4, "small": 1}  # only partitions jobs ran in
+    assert {j.name: j.pool for j in wl.jobs} == {"one": "debug", "two": "debug", "fails": "small",
+                                                 "nolimit": "small"}  # fmt: skip
+    assert "partitions simulated apart, each on its own nodes: debug (4), small (1)" in wl.notes
+    assert [(p.name, p.nodes, [j.name for j in p.jobs]) for p in wl.split()] == [
+        ("sacct[debug]", 4, ["one", "two"]),
+        ("sacct[small]", 1, ["fails", "nolimit"]),
+    ]
+    # a job larger than its partition cannot run there, however large the machine
+    doc = in_partitions(doc, {"two": "small"})
+    wl = sacct_to_workload(doc, machine=machine)
+    assert (names(fixture(release))["two"], "larger than its partition (2 > 1 nodes)") in {
+        (s.job_id, s.reason) for s in wl.skipped
+    }
+    # partitions that share a node are one pool, that node counted once
+    shared = {"debug": {f"n{i}" for i in range(1, 5)}, "small": {"n4", "n5"}}
+    wl = sacct_to_workload(in_partitions(doc, {"two": "debug"}), machine=shared)
+    assert wl.nodes == 5 and wl.pools == {} and {j.pool for j in wl.jobs} == {""}
+    assert wl.notes["partitions debug, small share nodes: simulated as one pool of 5 nodes"] == 4
