@@ -59,8 +59,9 @@ for r in $SITE_RELEASES; do
   ELASTIC_DOCKER=1 ELASTIC_DOCKER_RELEASE="$r" ELASTIC_DOCKER_SELECT=cons_tres \
     $PY -m pytest -q -m docker tests/docker/test_site.py
   $PY -m slurm_ext cluster down --docker
-  # 6 nodes: alice's DMR demo and bob's EJB demo at the same time, each in a partition
-  $PY -m slurm_ext cluster up --docker --release "$r" --nodes 6 --profile site
+  # 6 nodes, the site's service and EJB manager running as elastic: alice's DMR demo and bob's EJB
+  # demo at the same time, each in a partition
+  $PY -m slurm_ext cluster up --docker --release "$r" --nodes 6 --profile site --start-units
   ELASTIC_DOCKER=1 ELASTIC_DOCKER_RELEASE="$r" ELASTIC_DOCKER_SELECT=cons_tres ELASTIC_DOCKER_NODES=6 \
     $PY -m pytest -q -m docker tests/docker/test_site.py -k same_time
   $PY -m slurm_ext cluster down --docker

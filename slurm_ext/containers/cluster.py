@@ -148,11 +148,13 @@ class DockerCluster:
         timeout: float = 120,
         select: str = "linear",
         cpus_per_node: int = 2,
+        start_units: bool = False,
     ) -> UpReport:
         """Build (or find) the image, start the containers and wait until every node is idle.
         ``select``: linear or cons_tres, the site profile (nodes shared by small jobs, allocated by
         core; two partitions sharing a node; accounting enforced, its users added here: see
-        :mod:`slurm_ext.containers.site`)."""
+        :mod:`slurm_ext.containers.site`); with ``start_units`` there, the service and the EJB
+        manager started as its service user by their units' commands."""
         spec(release)
         if nodes < 1:
             raise DockerClusterError(f"--nodes must be at least 1, got {nodes}")
@@ -189,6 +191,8 @@ class DockerCluster:
             self._wait_idle(nodes, timeout)
             if select == "cons_tres":
                 site.setup(self, nodes, progress)
+                if start_units:
+                    site.start_daemons(self, progress)
         except BaseException:
             progress("start-up failed: taking the cluster down again")
             logs = self._compose(file, "logs", "--no-color", "--tail", "5").stdout.strip()[-1500:]

@@ -7,8 +7,8 @@ enforcement its ``slurm.conf`` has (:func:`slurm_ext.local.render.partition_line
 - accounting for alice and bob (account ``users``): with ``AccountingStorageEnforce=associations``
   no job of a user without an association runs; root keeps the one ``sacctmgr add cluster`` gave it;
 - the QoS ``normal`` (every association's) with a wall-time limit, refused at submission;
-- the control service started as ``elastic`` by its systemd unit's own commands
-  (:func:`start_service`).
+- the control service and the EJB manager started as ``elastic`` by their systemd units' own
+  commands (:func:`start_service`; both at ``cluster up`` with ``--start-units``).
 
 The images hold none of this (their tags hash the entrypoint): it is added once the cluster is up.
 """
@@ -179,9 +179,9 @@ def unit_shell(unit: UnitCommands, daemon: Daemon = SERVICE) -> str:
 def start_service(cluster: Runner, user: str = SERVICE_USER, daemon: Daemon = SERVICE) -> UnitCommands:
     """Install the units in the login container and start ``daemon`` (the service, or the EJB
     manager) as its unit's ExecStartPre and ExecStart say, as ``user``, in the background (its
-    output in ``daemon.log`` there)."""
+    output in ``daemon.log`` there); one already running is stopped first, as a restart would."""
     unit = install_units(cluster, user, daemon)
-    cluster.run("rm", "-f", daemon.pid)
+    stop_service(cluster, daemon)
     line = unit_shell(unit, daemon)
     res = subprocess.run(["docker", "exec", "-d", cluster.container("login"), "bash", "-c", line],
                          capture_output=True, text=True, check=False, timeout=60)  # fmt: skip
@@ -190,5 +190,25 @@ def start_service(cluster: Runner, user: str = SERVICE_USER, daemon: Daemon = SE
 
 
 def stop_service(cluster: Runner, daemon: Daemon = SERVICE) -> None:
-    """Stop what :func:`start_service` started (by the pid it wrote), if it runs."""
-    cluster.run("bash", "-c", f"[ -s {daemon.pid} ] && kill $(cat {daemon.pid}); rm -f {daemon.pid}")
+    """Stop what :func:`start_service` started (by the pid it wrote), if it runs, and wait up to 15 s
+    for it to exit (its ports free again)."""
+    pid = daemon.pid
+    cluster.run("bash", "-c", f"p=$(cat {pid} 2>/dev/null) && kill $p 2>/dev/null && for i in $(seq 150); do "
+                f"kill -0 $p 2>/dev/null || break; sleep 0.1; done; rm -f {pid}", timeout=30)  # fmt: skip
+
+
+def start_daemons(cluster: Runner, progress: Callable[[str], None], timeout: float = 60) -> None:
+    """The service and the EJB manager started by their units' commands as the service's user
+    (``cluster up --docker --profile site --start-units``); returns once both listen."""
+    for daemon in (SERVICE, MANAGER):
+        start_service(cluster, daemon=daemon)
+    deadline = time.monotonic() + timeout
+    for daemon in (SERVICE, MANAGER):
+        while "listening on" not in (log := cluster.run("cat", daemon.log).stdout):
+            if time.monotonic() > deadline:
+                raise SiteSetupError(
+                    f"{daemon.unit} does not listen within {timeout:.0f} s: {log.strip()[-600:]}"
+                )
+            time.sleep(0.3)
+    logs = f"logs {SERVICE.log}, {MANAGER.log} in the login container"
+    progress(f"site profile: {SERVICE.unit} and {MANAGER.unit} running as {SERVICE_USER} ({logs})")

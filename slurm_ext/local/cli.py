@@ -80,6 +80,14 @@ def up(
             show_default=False,
         ),
     ] = None,
+    start_units: Annotated[
+        bool,
+        typer.Option(
+            "--start-units",
+            help="With --profile site: start the control service and the EJB manager as the service's "
+            "user elastic, by their systemd units' commands, as a site runs them",
+        ),
+    ] = False,
     docker: DockerOption = False,
     release: ReleaseOption = None,
 ) -> None:
@@ -97,8 +105,10 @@ def up(
         select, cpus_per_node = "cons_tres", cpus_per_node or site.CPUS_PER_NODE
     if select is not None and select not in SELECTS:
         _fail(f"--select must be one of {', '.join(SELECTS)}, got {select!r}", code=2)
+    if start_units and profile != "site":
+        _fail("--start-units needs --docker --profile site (the units run as the site's service user)", 2)
     if docker:
-        docker_cli.up(release, nodes, expansion, select, cpus_per_node)
+        docker_cli.up(release, nodes, expansion, select, cpus_per_node, start_units)
         return
     if release is not None:
         docker_cli.fail("--release needs --docker (the local cluster runs the installed Slurm)", 2)

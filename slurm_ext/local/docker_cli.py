@@ -16,6 +16,7 @@ import typer
 from slurm_ext.containers.cluster import DockerCluster, DockerClusterError
 from slurm_ext.containers.images import BuiltImage, ImageError, build
 from slurm_ext.containers.releases import DEFAULT_RELEASE, RELEASES, UnknownRelease
+from slurm_ext.containers.site import SiteSetupError
 
 RELEASE_HELP = f"Slurm release of the containers: {', '.join(RELEASES)}"
 USAGE_EXIT = 2
@@ -41,6 +42,7 @@ def up(
     expansion: bool | None,
     select: str | None = None,
     cpus_per_node: int | None = None,
+    start_units: bool = False,
 ) -> None:
     release = release or DEFAULT_RELEASE
     _check_release(release)
@@ -51,10 +53,11 @@ def up(
     cluster = DockerCluster()
     try:
         report = cluster.up(release, nodes or 4, expansion is not False, progress=_progress,
-                            select=select or "linear", cpus_per_node=cpus_per_node or 2)  # fmt: skip
+                            select=select or "linear", cpus_per_node=cpus_per_node or 2,
+                            start_units=start_units)  # fmt: skip
     except DockerClusterError as exc:
         fail(str(exc), USAGE_EXIT if "already up" in str(exc) else 1)
-    except (ImageError, UnknownRelease) as exc:
+    except (ImageError, UnknownRelease, SiteSetupError) as exc:
         fail(str(exc))
     if report.image is None:
         typer.echo(f"docker cluster was already up: Slurm {report.release}, {report.nodes} nodes")

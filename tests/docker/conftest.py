@@ -30,6 +30,8 @@ SELECT = os.environ.get("ELASTIC_DOCKER_SELECT", "linear")
 CPUS = 4 if SELECT == "cons_tres" else 2
 NODES = int(os.environ.get("ELASTIC_DOCKER_NODES", "4"))  # 6 for the site's demos at the same time
 SHARED = "/shared"
+# the 6-node site cluster is the site at work: its service and EJB manager run as elastic (--start-units)
+UNITS = SELECT == "cons_tres" and NODES >= 6
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -54,7 +56,7 @@ def docker_cluster() -> Iterator[DockerCluster]:
     if started:
         if cluster.running_release() is not None:
             cluster.down()
-        cluster.up(RELEASE, NODES, expansion=EXPANSION, select=SELECT, cpus_per_node=CPUS)
+        cluster.up(RELEASE, NODES, expansion=EXPANSION, select=SELECT, cpus_per_node=CPUS, start_units=UNITS)
     yield cluster
     if started:
         cluster.down()

@@ -336,7 +336,9 @@ def test_alices_dmr_demo_and_bobs_ejb_demo_run_at_the_same_time(
     """On 6 nodes (left = n[1-5], right = n[5-6]): a small job of bob's holds a CPU of n1 all along;
     bob's ``ejb demo`` in right (a background job on n5, his 2-node job bundled into a subjob on n6,
     then J0) and alice's ``slurm-ext demo`` in left (FS grown and shrunk for her rigid job) at once;
-    each user's jobs stay in their partition and both demos end right with nothing left behind."""
+    each user's jobs stay in their partition and both demos end right with nothing left behind;
+    the site's own service and EJB manager run as elastic all along (``--start-units``)."""
+    assert site_daemons(docker_cluster) == {"slurm_ext serve", "ejb manager"}
     small = slurm.as_user("bob").submit(JobRequest(
         nodes=1, name="bob-small", time_limit=1800, command="sleep 1800",
         extra_args=(f"--chdir={SHARED}/bob", "-o", "/dev/null", "-p", "left", "-w", "n1", "-n1"),
@@ -376,3 +378,11 @@ def test_alices_dmr_demo_and_bobs_ejb_demo_run_at_the_same_time(
         elif name != "bob-small":
             assert partition == "right" and all(f"n{i}" not in nodes for i in range(1, 5)), row
     assert slurm.job(small).is_running
+    assert site_daemons(docker_cluster) == {"slurm_ext serve", "ejb manager"}
+
+
+def site_daemons(cluster: DockerCluster) -> set[str]:
+    """Which of the site's two daemons run in the login container as its service user."""
+    ps = cluster.run("ps", "-o", "user=,args=", "-C", "python3").stdout.splitlines()
+    return {name for name in ("slurm_ext serve", "ejb manager")
+            for ln in ps if ln.split()[:1] == [site.SERVICE_USER] and name in ln}  # fmt: skip
