@@ -271,16 +271,10 @@ def test_the_operator_ejb_manager_starts_alices_job_in_a_spare_within_her_partit
     site.start_service(docker_cluster, daemon=site.MANAGER)
     try:
         wait(lambda: "listening on" in manager_log(docker_cluster), 60, "the EJB manager")
-        ps = docker_cluster.run("ps", "-o", "user=,args=", "-C", "python3").stdout
-        assert any(ln.split()[0] == site.SERVICE_USER and "ejb manager" in ln for ln in ps.splitlines()), ps
+        assert "ejb manager" in site_daemons(docker_cluster)
         # bob's small job holds one CPU of n3 (in both partitions) for up to 30 min: alice's job of
         # 3 whole nodes in left (n[1-3]) is planned after it; n1 and n2 are free until then, a slot
-        busy = slurm.as_user("bob").submit(JobRequest(
-            nodes=1, name="bob-job", time_limit=1800, command="sleep 1800",
-            extra_args=(f"--chdir={SHARED}/bob", "-o", "/dev/null", "-p", "right", "-w", "n3", "-n1"),
-        ))  # fmt: skip
-        jobs.ids.append(busy)
-        jobs.wait_running(busy)
+        busy = bobs_small_job(slurm, jobs, "right", "n3")
         j0 = ejb_submit_fs(docker_cluster)
         jobs.ids.append(j0)
 
@@ -339,12 +333,7 @@ def test_alices_dmr_demo_and_bobs_ejb_demo_run_at_the_same_time(
     each user's jobs stay in their partition and both demos end right with nothing left behind;
     the site's own service and EJB manager run as elastic all along (``--start-units``)."""
     assert site_daemons(docker_cluster) == {"slurm_ext serve", "ejb manager"}
-    small = slurm.as_user("bob").submit(JobRequest(
-        nodes=1, name="bob-small", time_limit=1800, command="sleep 1800",
-        extra_args=(f"--chdir={SHARED}/bob", "-o", "/dev/null", "-p", "left", "-w", "n1", "-n1"),
-    ))  # fmt: skip
-    jobs.ids.append(small)
-    jobs.wait_running(small)
+    small = bobs_small_job(slurm, jobs, "left", "n1")
     since = docker_cluster.run("date", "+%Y-%m-%dT%H:%M:%S").stdout.strip()
     argv = [sys.executable, "-m", "ejb", "demo", "--docker", "--user", "bob", "--partition", "right"]
     bobs = subprocess.Popen([*argv, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -375,10 +364,21 @@ def test_alices_dmr_demo_and_bobs_ejb_demo_run_at_the_same_time(
         job_id, user, name, partition, nodes = row.split("|")
         if user == "alice":
             assert partition == "left" and "n6" not in nodes, row
-        elif name != "bob-small":
+        elif name != "bob-job":
             assert partition == "right" and all(f"n{i}" not in nodes for i in range(1, 5)), row
     assert slurm.job(small).is_running
     assert site_daemons(docker_cluster) == {"slurm_ext serve", "ejb manager"}
+
+
+def bobs_small_job(slurm: SlurmCluster, jobs: Jobs, partition: str, node: str) -> int:
+    """A rigid job of bob's on one CPU of ``node`` for up to 30 min (others may share the node); running."""
+    job_id = slurm.as_user("bob").submit(JobRequest(
+        nodes=1, name="bob-job", time_limit=1800, command="sleep 1800",
+        extra_args=(f"--chdir={SHARED}/bob", "-o", "/dev/null", "-p", partition, "-w", node, "-n1"),
+    ))  # fmt: skip
+    jobs.ids.append(job_id)
+    jobs.wait_running(job_id)
+    return job_id
 
 
 def site_daemons(cluster: DockerCluster) -> set[str]:
