@@ -6,7 +6,7 @@
 # expander jobs: both expansion strategies on every release; then a site's cluster (select/cons_tres,
 # 4-CPU nodes, partitions left/right sharing n3, accounting enforced, users alice and bob, the service run
 # as the operator user elastic: tests/docker/test_site.py) on ELASTIC_DOCKER_SITE_RELEASES (24.11), and
-# on 6 nodes the two users' demos at the same time.
+# on 7 nodes the two users' demos at the same time.
 # Prints the time each step took. ELASTIC_DOCKER_RELEASES narrows the list.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,10 +59,10 @@ for r in $SITE_RELEASES; do
   ELASTIC_DOCKER=1 ELASTIC_DOCKER_RELEASE="$r" ELASTIC_DOCKER_SELECT=cons_tres \
     $PY -m pytest -q -m docker tests/docker/test_site.py
   $PY -m slurm_ext cluster down --docker
-  # 6 nodes, the site's service and EJB manager running as elastic: alice's DMR demo and bob's EJB
+  # 7 nodes, the site's service and EJB manager running as elastic: alice's DMR demo and bob's EJB
   # demo at the same time, each in a partition
-  $PY -m slurm_ext cluster up --docker --release "$r" --nodes 6 --profile site --start-units
-  ELASTIC_DOCKER=1 ELASTIC_DOCKER_RELEASE="$r" ELASTIC_DOCKER_SELECT=cons_tres ELASTIC_DOCKER_NODES=6 \
+  $PY -m slurm_ext cluster up --docker --release "$r" --nodes 7 --profile site --start-units
+  ELASTIC_DOCKER=1 ELASTIC_DOCKER_RELEASE="$r" ELASTIC_DOCKER_SELECT=cons_tres ELASTIC_DOCKER_NODES=7 \
     $PY -m pytest -q -m docker tests/docker/test_site.py -k same_time
   $PY -m slurm_ext cluster down --docker
   echo "site cluster on $r took $(secs "$t1" "$(now)") s"

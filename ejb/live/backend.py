@@ -21,9 +21,11 @@ class EJBBackend(ClusterBackend, Protocol):
         ...
 
     def test_only(
-        self, nodes: int, time_limit: float | None = None, exclude: Sequence[str] = (), partition: str = ""
-    ) -> tuple[float, tuple[str, ...]]:
-        """When and where a job of this shape would start (``sbatch --test-only``)."""
+        self, nodes: int, time_limit: float | None = None, exclude: Sequence[str] = (), partition: str = "",
+        whole: bool = False,
+    ) -> tuple[float, tuple[str, ...]]:  # fmt: skip
+        """When and where a job of this shape would start (``sbatch --test-only``; ``whole``: on whole
+        nodes)."""
         ...
 
     def show_job(self, job_id: int) -> dict[str, str]:

@@ -148,22 +148,32 @@ def _scenario_setup(workdir: Path | None) -> tuple[Path, Path | None]:
     return where, conf if conf.exists() else None
 
 
-def _with_manager(workdir: Path, conf: Path | None, run: Any, *args: str, host: str = "127.0.0.1") -> Any:
-    """Run ``run(address)`` with a fresh EJB manager of its own listening on ``host`` (``args``: its
-    options; stopped after)."""
+def _with_manager(
+    workdir: Path,
+    conf: Path | None,
+    run: Any,
+    *args: str,
+    host: str = "127.0.0.1",
+    running: str | None = None,
+) -> Any:
+    """Run ``run(address)`` with the manager at ``running``, else with a fresh one of its own
+    listening on ``host`` (``args``: its options; stopped after)."""
     from ejb.live import scenario
 
-    port = free_port()
-    proc = scenario.start_manager(
-        workdir / "state", workdir / "manager.log", port, free_port(), conf, *args, host=host
-    )
+    proc = None
+    if running is None:
+        port = free_port()
+        log = workdir / "manager.log"
+        proc = scenario.start_manager(workdir / "state", log, port, free_port(), conf, *args, host=host)
     try:
-        return run(f"127.0.0.1:{port}")
+        return run(running or f"127.0.0.1:{port}")
     except scenario.NotBundled as exc:
-        typer.echo(f"error: {exc}; the manager's log is {workdir / 'manager.log'}", err=True)
+        logged = f"the manager's log is {log}" if proc else f"see the log of the manager at {running}"
+        typer.echo(f"error: {exc}; {logged}", err=True)
         raise typer.Exit(1) from None
     finally:
-        scenario.stop_manager(proc)
+        if proc is not None:
+            scenario.stop_manager(proc)
 
 
 def demo_cmd(
@@ -177,52 +187,62 @@ def demo_cmd(
     user: Annotated[
         str | None,
         typer.Option(
-            help="Submit the job and the background job as this user, the manager staying this "
-            "command's (root): as at a site [default: this command's user]"
+            help="Submit the job and the background job as this user, the demo's own manager staying "
+            "this command's (root) [default: this command's user]"
         ),
     ] = None,
     docker: Annotated[
         bool, typer.Option("--docker", help="Run the demo in the dockerized cluster's login container")
     ] = False,
+    manager: Annotated[
+        str | None,
+        typer.Option(
+            "--manager",
+            help="Bundle through the EJB manager running at host:port (a site's, which may be an "
+            "Operator's using spares) [default: one of the demo's own, started and stopped with it]",
+        ),
+    ] = None,
     manager_host: Annotated[
-        str, typer.Option(help="Address the demo's manager listens on (0.0.0.0: where nodes are other hosts)")
+        str,
+        typer.Option(help="Address the demo's own manager listens on (0.0.0.0: where nodes are other hosts)"),
     ] = "127.0.0.1",
 ) -> None:
     """Show EJB on the local cluster (about two minutes): a job that would wait behind a rigid one
     starts at once in a subjob on the free nodes, moves to its own job when that starts, and
-    finishes with the right result. 6 nodes behind 4 busy ones where the partition has 8 or more;
-    in a smaller one, as wide as the partition behind a job on half of it."""
+    finishes with the right result. 6 nodes behind 4 busy ones where the partition has 8 idle nodes
+    or more; on 3 to 7, the same shape scaled down (a node or two left free for good)."""
     from ejb.live import scenario
 
     if user is not None and not docker and not user_exists(user):
         raise fail(f"--user {user}: no such user here")
     if docker:
-        _in_login_container(partition, user, as_json)
+        _in_login_container(partition, user, manager, as_json)
     t0 = time.monotonic()
     where, conf = _scenario_setup(workdir)
     console = Console(stderr=as_json)
     slurm = scenario.slurm_of(conf)
-    size = len(scenario.partition_nodes(slurm, partition))
-    if partition and not size:
+    if partition and not scenario.partition_nodes(slurm, partition):
         raise fail(
             f"--partition {partition}: no such partition here (sinfo lists: {', '.join(slurm.partitions())})"
         )
     try:
-        shape = scenario.WIDE.fitted(size, partition, whole=True)
+        shape = scenario.WIDE.fitted(len(scenario.idle_nodes(slurm, partition)), partition, whole=True)
     except ValueError as exc:
         raise fail(f"--partition {partition or '(default)'}: {exc}") from None
 
     def run(address: str) -> scenario.Outcome:
         return scenario.run_once("ejb", shape, where, conf, address, progress=console.print, user=user)
 
-    out = _with_manager(where, conf, run, host=manager_host)
+    out = _with_manager(where, conf, run, host=manager_host, running=manager)
     res = out.result or {}
     left = scenario.leftover(slurm, out.job)
-    ok = bool(res.get("checksum_ok")) and not left
+    hosts = _subjob_hosts(out.status)
+    in_subjob = any(key != "0" for key in hosts)  # what the demo shows: the job started in a subjob
+    ok = bool(res.get("checksum_ok")) and not left and in_subjob
     if as_json:
         summary = {"job": out.job, "wait": out.wait, "turnaround": out.turnaround, "result": out.result,
                    "status": out.status, "leftover_jobs": left, "workdir": str(where), "user": user,
-                   "partition": partition, "subjob_hosts": _subjob_hosts(out.status),
+                   "partition": partition, "subjob_hosts": hosts, "started_in_a_subjob": in_subjob,
                    "seconds": time.monotonic() - t0, "ok": ok}  # fmt: skip
         typer.echo(json.dumps(summary))
     else:
@@ -235,6 +255,8 @@ def demo_cmd(
                 console.print(f"  {time.strftime('%H:%M:%S', time.localtime(t))}  {what}")
         console.print(f"FS result: checksum ok = {res.get('checksum_ok')}, resizes = {res.get('resizes')}")
         console.print(f"jobs of EJB left in the queue: {left or 'none'}; files in {where}")
+        if not in_subjob:
+            console.print("EJB started no subjob: the job waited as under sbatch (see the events above)")
     if not ok:
         raise typer.Exit(1)
 
@@ -245,15 +267,16 @@ def _subjob_hosts(status: dict[str, Any] | None) -> dict[str, list[str]]:
     return {key: list(s.get("hosts") or []) for key, s in subjobs.items() if s.get("job_id")}
 
 
-def _in_login_container(partition: str, user: str | None, as_json: bool) -> None:
-    """``ejb demo`` inside the login container: its manager listens where the nodes reach it, its
-    files go to the volume every node mounts."""
+def _in_login_container(partition: str, user: str | None, manager: str | None, as_json: bool) -> None:
+    """``ejb demo`` inside the login container (``manager``: an address there): its own manager
+    listens where the nodes reach it, its files go to the volume every node mounts."""
     from slurm_ext.containers.compose import SHARED
     from slurm_ext.local.docker_cli import run_in_login
 
     workdir = f"{SHARED}/ejb-demo-{user or 'root'}-{time.strftime('%Y%m%d-%H%M%S')}"
     args = ["python3", "-m", "ejb", "demo", "--manager-host", "0.0.0.0", "--workdir", workdir]
     args += (["--partition", partition] if partition else []) + (["--user", user] if user else [])
+    args += ["--manager", manager] if manager else []
     run_in_login(args + (["--json"] if as_json else []), SHARED, quiet=as_json)
 
 

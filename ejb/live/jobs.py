@@ -18,11 +18,11 @@ from slurm_ext.model import Job
 # sbatch's short options and the long names EJB reads them as
 LONG = {"-N": "nodes", "-n": "ntasks", "-c": "cpus-per-task", "-t": "time", "-p": "partition",
         "-J": "job-name", "-o": "output", "-e": "error", "-A": "account", "-q": "qos", "-D": "chdir",
-        "-d": "dependency", "-H": "hold", "-W": "wait"}  # fmt: skip
-# options a subjob gets from EJB instead of the user (its shape, name, files; no blocking or holding),
-# and the user's that are J0's alone: one array, one dependency, one begin time, one mail per job
+        "-d": "dependency", "-H": "hold", "-W": "wait", "-s": "oversubscribe"}  # fmt: skip
+# options a subjob gets from EJB instead of the user (its shape, name, files, whole nodes; no blocking
+# or holding), and the user's that are J0's alone: one array, one dependency, one begin time, one mail
 SET_BY_EJB = {"nodes", "ntasks", "ntasks-per-node", "time", "job-name", "output", "error", "open-mode",
-              "parsable", "wait", "hold", "test-only", "export", "wrap",
+              "parsable", "wait", "hold", "test-only", "export", "wrap", "exclusive", "oversubscribe",
               "array", "dependency", "begin", "mail-type", "mail-user", "requeue", "no-requeue"}  # fmt: skip
 
 
@@ -91,14 +91,15 @@ def subjob_argv(
     error: str = "",
     hold: bool = False,
 ) -> list[str]:
-    """A subjob: the user's options and script, EJB's shape, ``J0``'s output (and error) file, a pilot
-    (run sbatch in :func:`pilot_env`); ``hold``: queued held (a spare, released by the manager when it
-    uses it)."""
+    """A subjob: the user's options and script, EJB's shape on whole nodes, ``J0``'s output (and
+    error) file, a pilot (run sbatch in :func:`pilot_env`); ``hold``: queued held (a spare, released
+    by the manager when it uses it)."""
     minutes = max(1, math.ceil(limit / 60)) if math.isfinite(limit) else None
-    # --mail-type=NONE and --no-requeue also override what #SBATCH lines of the script ask for
+    # --mail-type=NONE and --no-requeue also override what #SBATCH lines of the script ask for;
+    # --exclusive: EJB over-subscribes a subjob's nodes, so it needs them whole where Slurm shares nodes
     args = ["sbatch", "--parsable", *words(options, SET_BY_EJB), "-N", str(nodes), f"--ntasks={nodes}",
-            "--ntasks-per-node=1", f"--job-name={name}", "--open-mode=append", "--mail-type=NONE",
-            "--no-requeue"]  # fmt: skip
+            "--ntasks-per-node=1", "--exclusive", f"--job-name={name}", "--open-mode=append",
+            "--mail-type=NONE", "--no-requeue"]  # fmt: skip
     if minutes is not None:
         args.append(f"--time={minutes}")
     if output:

@@ -120,7 +120,8 @@ class Probe:
 
         Slurm's answer names the nodes its main scheduler would pick, often idle nodes planned
         for a pending job (J0 among them) while others are free for good: those planned nodes
-        are excluded from the question, as backfill leaves them alone.
+        are excluded from the question, as backfill leaves them alone. The question is for whole
+        nodes, as subjobs are (else Slurm names a node a small job shares, which is no slot).
         """
         now = time.time()
         view = partition_view(self.snap, partition) if self.snap is not None else None
@@ -131,7 +132,7 @@ class Probe:
         planned = planned_before(self.plan, math.inf)
         if len(set(idle) - set(planned)) >= nodes:
             avoid = planned  # enough nodes free for good: Slurm must not name one planned later either
-        start, where = self.backend.test_only(nodes, limit, exclude=avoid, partition=partition)
+        start, where = self.backend.test_only(nodes, limit, exclude=avoid, partition=partition, whole=True)
         return backfill_agrees(now, idle, self.plan, start, where, limit)
 
     def summary(self) -> dict[str, float | int]:

@@ -25,7 +25,7 @@ from typing import Any
 from dmr.launch import is_spare_of, is_subjob_of
 from dmr_apps import script
 from slurm_ext.backend import JobRequest
-from slurm_ext.model import Node
+from slurm_ext.model import Node, NodeState
 from slurm_ext.slurm import SlurmCluster
 from slurm_ext.workloads.sacct import parse_json, sacct_record
 
@@ -67,19 +67,28 @@ class Shape:
         where = [f"--partition={self.partition}"] if self.partition else []
         return where + (["--exclusive"] if self.whole else [])
 
-    def fitted(self, size: int, partition: str = "", whole: bool = False) -> Shape:
-        """This scenario in a partition of ``size`` nodes (``partition``; whole nodes if ``whole``):
-        as it is where 8 nodes or more, else the job as wide as the partition behind a background job
-        pinned to its first half, so that a subjob has the other half until J0 starts (a job below
-        ejb-submit's default smallest size, 8 processors, says it may be bundled all the same)."""
-        if size < 2:
-            raise ValueError(f"the scenario needs a partition of 2 nodes or more (it has {size})")
-        if size >= 8:
+    def fitted(self, idle: int, partition: str = "", whole: bool = False) -> Shape:
+        """This scenario where ``idle`` nodes of ``partition`` are idle (whole nodes if ``whole``): as
+        it is where 8 or more are, else its small form (:func:`small_form`)."""
+        if idle >= 8:
             return replace(self, partition=partition, whole=whole)
-        ranks = size * self.ppn
+        background, nodes = small_form(idle)
+        # below ejb-submit's default smallest job (8 processors): the job says EJB may take it
+        ranks = nodes * self.ppn
         ejb = " ".join(filter(None, [self.ejb, f"--min-procs {ranks}" if ranks < 8 else ""]))
-        return replace(self, background_nodes=size // 2, nodes=size, pin_background=True, partition=partition,
-                       whole=whole, ejb=ejb)  # fmt: skip
+        return replace(self, background_nodes=background, nodes=nodes, pin_background=True,
+                       partition=partition, whole=whole, ejb=ejb)  # fmt: skip
+
+
+def small_form(idle: int) -> tuple[int, int]:
+    """(background nodes, job nodes) of the scenario on ``idle`` idle nodes, 3 to 7: as WIDE on 8, the
+    job waits for the background job (pinned to the first nodes), Slurm plans it on those and some
+    idle ones, and the rest stay free for good: a subjob there runs every rank until J0 starts, at
+    most 4 per CPU on nodes of 2 CPUs (one node free for good per 4 job nodes)."""
+    if idle < 3:
+        raise ValueError(f"the scenario needs 3 idle nodes or more (the partition has {idle})")
+    free_for_good = (idle + 4) // 5
+    return free_for_good + 1, idle - free_for_good
 
 
 # The demo's and the end-to-end test's job: 6 nodes while 4 of the 8 are busy. Backfill plans J0
@@ -164,12 +173,17 @@ def wait_for(cond: Callable[[], Any], timeout: float, every: float = 1.0) -> Any
 
 
 def first_nodes(count: int, slurm: SlurmCluster, partition: str = "") -> list[str]:
-    """The first ``count`` nodes of ``partition`` (the default one if ""), in Slurm's order."""
-    names = [node.name for node in partition_nodes(slurm, partition)]
+    """The first ``count`` idle nodes of ``partition`` (the default one if ""), in Slurm's order."""
+    names = [node.name for node in idle_nodes(slurm, partition)]
     if len(names) < count:
         where = partition or "(default)"
-        raise RuntimeError(f"partition {where} has {len(names)} nodes, the scenario needs {count}")
+        raise RuntimeError(f"partition {where} has {len(names)} idle nodes, the scenario needs {count}")
     return names[:count]
+
+
+def idle_nodes(slurm: SlurmCluster, partition: str = "") -> list[Node]:
+    """The nodes of ``partition`` no job holds any part of or is planned on, in Slurm's order."""
+    return [n for n in partition_nodes(slurm, partition) if n.state is NodeState.IDLE and not n.planned]
 
 
 def partition_nodes(slurm: SlurmCluster, partition: str = "") -> list[Node]:

@@ -81,14 +81,16 @@ def select_lines(select: str) -> str:
 # The site profile of the dockerized cluster (``cluster up --docker --select cons_tres``): what a site
 # has and the other test clusters lack. Its users, accounts and QoS limit are added to accounting by
 # slurm_ext.containers.site once the cluster is up.
-SITE_PARTITIONS = ("left", "right")  # left = n[1-(N-1)] (Default), right = n[(N-1)-N]: one node shared
+SITE_PARTITIONS = ("left", "right")  # left (Default) and right, one node shared: see site_partitions
 SITE_ENFORCE = "associations,limits,qos"
 
 
 def site_partitions(nodes: int) -> dict[str, str]:
-    """The site profile's partitions and their nodes (a Slurm hostlist): the last but one node is in
-    both (n3 of 4); with one node, it is both partitions."""
-    shared = max(1, nodes - 1)
+    """The site profile's partitions and their nodes (a Slurm hostlist), one node in both: up to 4
+    nodes the last but one (n3 of 4: left = n[1-3], right = n[3-4]), beyond that the middle one
+    (n4 of 7: left = n[1-4], right = n[4-7]), so that each partition has room for a demo; with one
+    node, it is both partitions."""
+    shared = max(1, nodes - 1) if nodes <= 4 else (nodes + 1) // 2
     first, second = SITE_PARTITIONS
     return {first: _node_range(1, shared), second: _node_range(shared, nodes)}
 

@@ -179,15 +179,18 @@ class SlurmCluster:
         return start <= time.time() + slack
 
     def test_only(
-        self, nodes: int, time_limit: float | None = None, exclude: Sequence[str] = (), partition: str = ""
-    ) -> tuple[float, tuple[str, ...]]:
+        self, nodes: int, time_limit: float | None = None, exclude: Sequence[str] = (), partition: str = "",
+        whole: bool = False,
+    ) -> tuple[float, tuple[str, ...]]:  # fmt: skip
         """``sbatch --test-only``: when and where a job of this shape would start (epoch seconds, nodes).
 
         Slurm answers for its main scheduler: a job is placed behind every pending job of higher
         priority, so a job that backfill would start at once is often reported to start later.
-        ``exclude``: nodes the job must not use (``-x``); ``partition``: where (else the adapter's).
+        ``exclude``: nodes the job must not use (``-x``); ``partition``: where (else the adapter's);
+        ``whole``: on whole nodes (``--exclusive``: not on a node a job of another holds part of).
         """
         args = ["sbatch", "--test-only", "-N", str(nodes), *self._partition_args(partition)]
+        args += ["--exclusive"] if whole else []
         if time_limit is not None:
             args += ["-t", str(max(1, math.ceil(time_limit / 60)))]
         if exclude:

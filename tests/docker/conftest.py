@@ -28,10 +28,10 @@ EXPANSION = os.environ.get("ELASTIC_DOCKER_EXPANSION", "1") != "0"
 # ELASTIC_DOCKER_SELECT=cons_tres: a site's cluster, 4-CPU nodes shared by small jobs (test_site.py)
 SELECT = os.environ.get("ELASTIC_DOCKER_SELECT", "linear")
 CPUS = 4 if SELECT == "cons_tres" else 2
-NODES = int(os.environ.get("ELASTIC_DOCKER_NODES", "4"))  # 6 for the site's demos at the same time
+NODES = int(os.environ.get("ELASTIC_DOCKER_NODES", "4"))  # 7 for the site's demos at the same time
 SHARED = "/shared"
-# the 6-node site cluster is the site at work: its service and EJB manager run as elastic (--start-units)
-UNITS = SELECT == "cons_tres" and NODES >= 6
+# the 7-node site cluster is the site at work: its service and EJB manager run as elastic (--start-units)
+UNITS = SELECT == "cons_tres" and NODES == 7
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

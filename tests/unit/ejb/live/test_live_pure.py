@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 import pickle
 
+import pytest
+
 from dmr.launch import is_spare_of, is_subjob_of, spare_name
 from ejb.live import jobs
 from ejb.live.probe import backfill_agrees, idle_or_planned, planned_before, slots_from_plan
@@ -39,6 +41,15 @@ def test_a_subjob_keeps_the_users_options_and_gets_ejbs_shape_name_output_and_pi
     } <= set(argv)
     assert "--export=ALL,FOO=1,DMR_PILOT" in argv  # its value from sbatch's environment
     assert argv.count("--parsable") == 1
+
+
+@pytest.mark.parametrize(
+    "theirs", [[], [["--exclusive", "user"]], [["-s", None]], [["--oversubscribe", None]], [["--exclusive", None]]]
+)
+def test_a_subjob_has_whole_nodes_whatever_the_user_asked(theirs: list[list[str | None]]) -> None:
+    argv = jobs.subjob_argv(theirs, ["job.sh"], 2, 900, "ejb70.1", "/w/o")
+    assert argv.count("--exclusive") == 1  # EJB over-subscribes its nodes: no one else's job there
+    assert not any(w in ("-s", "--oversubscribe") or w.startswith("--exclusive=") for w in argv)
 
 
 def test_a_subjob_never_carries_the_users_array_dependency_begin_mail_or_requeue():

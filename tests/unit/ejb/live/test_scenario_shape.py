@@ -13,22 +13,24 @@ def test_eight_nodes_or_more_keep_the_wide_scenario() -> None:
     assert shape.placement() == ["--partition=batch", "--exclusive"]
 
 
-@pytest.mark.parametrize(("size", "background", "subjob"), [(2, 1, 1), (3, 1, 2), (5, 2, 3), (7, 3, 4)])
-def test_a_small_partition_leaves_a_subjob_half_of_it_until_j0_starts(
-    size: int, background: int, subjob: int
-) -> None:
-    shape = WIDE.fitted(size, "right")
-    assert shape.nodes == size and shape.background_nodes == background and shape.pin_background
-    assert shape.nodes - shape.background_nodes == subjob
-    # every rank fits a subjob there at o_max 4 on nodes of one CPU
-    assert shape.nodes * shape.ppn <= 4 * subjob
+@pytest.mark.parametrize("idle", [3, 4, 5, 6, 7])
+def test_a_small_partition_leaves_nodes_free_for_good_beside_j0s_plan(idle: int) -> None:
+    shape = WIDE.fitted(idle, "right")
+    background, nodes = shape.background_nodes, shape.nodes
+    free_for_good = idle - nodes
+    assert shape.pin_background and free_for_good >= 1
+    assert nodes > idle - background  # the job waits for the background job
+    assert background <= nodes  # Slurm plans J0 on the background's nodes and some idle ones
+    # every rank fits a subjob on the nodes free for good at o_max 4 on nodes of 2 CPUs
+    assert nodes * shape.ppn <= 4 * 2 * free_for_good
     # a job below ejb-submit's default smallest (8 processors) says EJB may take it
-    assert ("#EJB --min-procs 4\n" in shape.script()) is (size == 2)
+    assert ("#EJB --min-procs" in shape.script()) is (nodes * shape.ppn < 8)
 
 
-def test_a_partition_of_one_node_is_refused() -> None:
-    with pytest.raises(ValueError, match="2 nodes or more"):
-        WIDE.fitted(1, "tiny")
+@pytest.mark.parametrize("idle", [0, 1, 2])
+def test_fewer_than_3_idle_nodes_are_refused(idle: int) -> None:
+    with pytest.raises(ValueError, match="3 idle nodes or more"):
+        WIDE.fitted(idle, "tiny")
 
 
 def test_the_job_script_names_the_partition_and_whole_nodes_only_when_asked() -> None:

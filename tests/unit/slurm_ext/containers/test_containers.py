@@ -83,6 +83,8 @@ def test_the_site_profile_has_two_partitions_sharing_a_node_and_enforces_account
         line.startswith(("PartitionName", "AccountingStorageEnforce", "# The site")) for line in differing
     )
     assert site_partitions(2) == {"left": "n1", "right": "n[1-2]"}
+    assert site_partitions(7) == {"left": "n[1-4]", "right": "n[4-7]"}  # beyond 4 nodes: the middle one
+    assert site_partitions(6) == {"left": "n[1-3]", "right": "n[3-6]"}
     assert site_partitions(1) == {"left": "n1", "right": "n1"}
 
 
