@@ -121,6 +121,7 @@ class Manager:
         self.acks: dict[tuple[int, str], set[int]] = {}
         self.ack_cond = threading.Condition()
         self.probe = Probe(self.cache, backend)
+        self.cancelled_spares: set[int] = set()  # spares of ended jobs cancelled (they may linger a pass)
         self.counters: dict[str, int] = {"check": 0, "expand": 0, "shrink": 0, "none": 0, "submitted": 0}
         for app in self.apps.values():
             if app.phase in ("waiting", "running"):
@@ -464,9 +465,11 @@ class Manager:
                 continue  # not EJB's, or another manager's: never touched
             index = int(m.group(2))
             if app.phase not in ("waiting", "running"):
-                self.backend.cancel_quietly(job.job_id, job.name)
-                app.log(now, f"cancelled spare {index} (job {job.job_id}): the job has ended")
-                changed = True
+                if job.job_id not in self.cancelled_spares:  # once: it may stay in the queue a while
+                    self.backend.cancel_quietly(job.job_id, job.name)
+                    self.cancelled_spares.add(job.job_id)
+                    app.log(now, f"cancelled spare {index} (job {job.job_id}): the job has ended")
+                    changed = True
             elif (
                 job.state is JobState.PENDING
                 and index < len(app.spare_secrets)
@@ -476,6 +479,7 @@ class Manager:
                 app.spares[index] = job.job_id
                 app.log(now, f"spare {index} = job {job.job_id}")
                 changed = True
+        self.cancelled_spares &= {job.job_id for job in snap.jobs}
         for app in self.apps.values():
             for index, job_id in list(app.spares.items()):
                 held = snap.job(job_id)

@@ -210,6 +210,8 @@ def test_a_manager_that_uses_spares_releases_one_again_after_a_crash_and_leaves_
     ran = {int(j.split("|")[0]) for j in ejb_jobs(out.job, conf) if "|ejb" in j}
     assert ran == subjobs, (ran, subjobs)  # under their subjob names
     assert status["spares"] == {}
+    cancelled = [what for what in events if what.startswith("cancelled spare")]
+    assert len(cancelled) == len(set(cancelled)), cancelled  # each spare cancelled once, however long it lingers
     assert scenario.leftover(scenario.slurm_of(conf), out.job) == []
 
 
