@@ -211,7 +211,7 @@ def test_a_manager_that_uses_spares_releases_one_again_after_a_crash_and_leaves_
     assert ran == subjobs, (ran, subjobs)  # under their subjob names
     assert status["spares"] == {}
     cancelled = [what for what in events if what.startswith("cancelled spare")]
-    assert len(cancelled) == len(set(cancelled)), cancelled  # each spare cancelled once, however long it lingers
+    assert len(cancelled) == len(set(cancelled)), cancelled  # each spare once, however long it lingers
     assert scenario.leftover(scenario.slurm_of(conf), out.job) == []
 
 

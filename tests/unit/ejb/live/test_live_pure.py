@@ -43,9 +43,10 @@ def test_a_subjob_keeps_the_users_options_and_gets_ejbs_shape_name_output_and_pi
     assert argv.count("--parsable") == 1
 
 
-@pytest.mark.parametrize(
-    "theirs", [[], [["--exclusive", "user"]], [["-s", None]], [["--oversubscribe", None]], [["--exclusive", None]]]
-)
+THEIRS = [[], [["--exclusive", "user"]], [["-s", None]], [["--oversubscribe", None]], [["--exclusive", None]]]
+
+
+@pytest.mark.parametrize("theirs", THEIRS)
 def test_a_subjob_has_whole_nodes_whatever_the_user_asked(theirs: list[list[str | None]]) -> None:
     argv = jobs.subjob_argv(theirs, ["job.sh"], 2, 900, "ejb70.1", "/w/o")
     assert argv.count("--exclusive") == 1  # EJB over-subscribes its nodes: no one else's job there
