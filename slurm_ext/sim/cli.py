@@ -153,9 +153,7 @@ def run_one(
         label = policy if len(wl.pools) < 2 else f"{policy} {part.name}"
         with progress_bar(label, "arrivals", enabled=progress) as bar:
             parts.append(sim.run(progress=bar if progress else None))
-    result = parts[0] if len(parts) == 1 else SimResult.combined(parts, wl.name, wl.nodes)
-    if len(parts) > 1:
-        result.skipped = list(wl.skipped)  # the whole workload's (its pools' are empty)
+    result = parts[0] if len(parts) == 1 else SimResult.combined(parts, wl)
     summary = summarize(result)
     if r.policy is not None:
         summary.policy = r.name  # as the user named it: sd:5 and sd:50 are two rows, not two "sd"

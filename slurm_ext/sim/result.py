@@ -10,7 +10,7 @@ import numpy as np
 from slurm_ext.sim.jobtable import SimView
 from slurm_ext.sim.states import STATE_NAMES, Rejected
 from slurm_ext.sim.timeline import Timeline
-from slurm_ext.workloads.model import SkippedJob
+from slurm_ext.workloads.model import SkippedJob, Workload
 
 
 class FinishedRun(SimView, Protocol):
@@ -112,8 +112,8 @@ class SimResult:
         )
 
     @classmethod
-    def combined(cls, parts: list[SimResult], workload: str, nodes: int) -> SimResult:
-        """One run of a machine of ``nodes`` nodes from the runs of its pools (``Workload.split``):
+    def combined(cls, parts: list[SimResult], workload: Workload) -> SimResult:
+        """One run of ``workload`` from the runs of its pools (:meth:`Workload.split`):
         the jobs of all in arrival order, the areas and counts added, the timelines summed (each
         pool's value holds until its next row), and the time with a queue wherever one pool had one."""
         first = parts[0]
@@ -133,7 +133,7 @@ class SimResult:
             timeline[key] = total
         queued = timeline["queued"][:-1] > 0
         return cls(
-            workload=workload, scheduler=first.scheduler, policy=first.policy, nodes=nodes,
+            workload=workload.name, scheduler=first.scheduler, policy=first.policy, nodes=workload.nodes,
             job_id=column("job_id"), submit=column("submit"), start=column("start"), end=column("end"),
             size=column("size"), final_size=column("final_size"), limit=column("limit"), work=column("work"),
             state=column("state"), resizes=column("resizes"), malleable=column("malleable"),
@@ -141,7 +141,7 @@ class SimResult:
             queue_time=float(np.diff(when)[queued].sum()) if len(when) > 1 else 0.0,
             t_first=min(r.t_first for r in parts), t_last=max(r.t_last for r in parts),
             timeline=timeline,
-            skipped=[s for r in parts for s in r.skipped], rejected=[x for r in parts for x in r.rejected],
+            skipped=list(workload.skipped), rejected=[x for r in parts for x in r.rejected],
             resize_log=sorted(x for r in parts for x in r.resize_log),
             decisions=sum(r.decisions for r in parts),
             evolving_asks_granted=sum(r.evolving_asks_granted for r in parts),

@@ -296,6 +296,9 @@ def sacct_to_workload(
         seen.add(r.job_id)
         kept.append(r)
     size, pools, pool_of = _machine(kept, partition, nodes, machine, notes)
+    if pools:  # a job sacct names no partition of could be in any pool: it cannot be placed
+        skipped += [SkippedJob(r.job_id, "no partition recorded") for r in kept if r.partition not in pool_of]
+        kept = [r for r in kept if r.partition in pool_of]
 
     def room(r: SacctRecord) -> int:  # the nodes a job may run on: its pool's, else the machine's
         return pools[pool_of[r.partition]] if pools else size

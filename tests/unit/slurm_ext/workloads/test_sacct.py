@@ -10,6 +10,7 @@ or NO_VAL, and "no limit" as ``null`` (22.05), 525600 minutes (24.11) or ``infin
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from pathlib import Path
@@ -215,6 +216,13 @@ def test_partitions_sharing_no_node_are_pools_of_their_own(release: str) -> None
     wl = sacct_to_workload(doc, machine=machine)
     assert (names(fixture(release))["two"], "larger than its partition (2 > 1 nodes)") in {
         (s.job_id, s.reason) for s in wl.skipped
+    }
+    # a job sacct names no partition of cannot be placed in one of several pools
+    blank = in_partitions(copy.deepcopy(doc), {"two": "debug", "nolimit": ""})
+    unplaced = sacct_to_workload(blank, machine=machine)
+    assert unplaced.pools == {"debug": 4, "small": 1} and "nolimit" not in {j.name for j in unplaced.jobs}
+    assert (names(fixture(release))["nolimit"], "no partition recorded") in {
+        (s.job_id, s.reason) for s in unplaced.skipped
     }
     # partitions that share a node are one pool, that node counted once
     shared = {"debug": {f"n{i}" for i in range(1, 5)}, "small": {"n4", "n5"}}
