@@ -12,6 +12,8 @@ application by itself, becomes that subjob's *EJB worker* (paper 004, section 4,
    node's CPUs);
 3. when all its groups have ended (the application completed, or its ranks moved to another
    subjob) it says so (``ended``) and waits for the next order; ``exit`` ends the job;
+   ``spares``: it queues held subjobs for a manager that may not submit as this job's owner
+   (the pilot runs as the owner), and says what became of each (``spare``);
 4. when one of its groups fails (a rank killed: ``srun --kill-on-bad-exit`` ends the group) it
    says so at once (``failed``): the application cannot go on, and the coordinator ends it
    everywhere. Its own other groups get ``DMR_FAIL_GRACE`` seconds, then are stopped, whether
@@ -179,6 +181,29 @@ class Pilot:
             time.sleep(0.1)
         self.stop()
 
+    def queue_spares(self, order: dict[str, Any]) -> None:
+        """The held spares the manager asked for (each ``sbatch ... --hold`` with its index,
+        environment and directory), queued as this job's owner; each one's job id or sbatch's
+        error goes back (``spare``)."""
+        for spare in order.get("spares") or []:
+            index, argv = int(spare["index"]), [str(a) for a in spare["argv"]]
+            if argv[:1] != ["sbatch"] or "--hold" not in argv:  # a pilot queues held jobs, nothing else
+                self.send({"op": "spare", "index": index, "error": "not a held sbatch"})
+                continue
+            env = {str(k): str(v) for k, v in (spare.get("env") or {}).items()}
+            try:
+                res = subprocess.run(argv, env=env, cwd=str(spare.get("cwd") or "/"), capture_output=True,
+                                     text=True, timeout=60, check=False)  # fmt: skip
+            except (OSError, subprocess.SubprocessError) as err:
+                self.send({"op": "spare", "index": index, "error": str(err)})
+                continue
+            job = res.stdout.strip().split(";")[0]
+            if res.returncode != 0 or not job.isdigit():
+                why = res.stderr.strip() or f"sbatch exited {res.returncode}"
+                self.send({"op": "spare", "index": index, "error": why})
+            else:
+                self.send({"op": "spare", "index": index, "job": int(job)})
+
     def stop(self) -> None:
         self.stopping = True
         for p in self.procs:
@@ -248,6 +273,8 @@ class Pilot:
                     while self.running():  # never a second copy next to the groups already here
                         time.sleep(1.0)
                     return self.worst
+                elif what == "spares":  # sbatch may take a while: the orders go on meanwhile
+                    threading.Thread(target=self.queue_spares, args=(order,), daemon=True).start()
                 elif what == "exit":
                     self.stop()
                     return self.worst

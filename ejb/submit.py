@@ -26,7 +26,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dmr.launch import spare_name
 from ejb import sbatch_cli
 from ejb.live import jobs
 from ejb.live.client import manager_address, request
@@ -346,8 +345,8 @@ def _queue_spares(
     (the manager reshapes and releases them when it needs a subjob). One that sbatch refuses ends
     the queueing with a warning: the job runs all the same, with fewer subjobs or in J0 alone."""
     for index, secret in enumerate(secrets_):
-        argv = jobs.subjob_argv(options, script, 1, float(spare["limit"]), spare_name(j0, index),
-                                str(spare["output"]), str(spare["error"]), hold=True)  # fmt: skip
+        argv = jobs.spare_argv(options, script, j0, index, float(spare["limit"]), str(spare["output"]),
+                               str(spare["error"]))  # fmt: skip
         env = jobs.pilot_env(os.environ, f"{pilot_at}:{secret}:sub")
         res = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)
         if res.returncode != 0:

@@ -80,6 +80,9 @@ class _Handler(socketserver.StreamRequestHandler):
                     manager.pilot_ended(found, int(msg.get("code", 0)))
                 elif msg.get("op") == "failed":
                     manager.pilot_failed(found, int(msg.get("code", 1)), str(msg.get("why", "")))
+                elif msg.get("op") == "spare":
+                    job = msg.get("job") if isinstance(msg.get("job"), int) else None
+                    manager.pilot_spare(found, int(msg.get("index", -1)), job, str(msg.get("error", "")))
         except OSError:
             pass
         finally:

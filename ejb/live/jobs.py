@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from dmr.launch import spare_name
 from slurm_ext.model import Job
 
 # sbatch's short options and the long names EJB reads them as
@@ -110,6 +111,13 @@ def subjob_argv(
     if hold:
         args.append("--hold")
     return [*args, *script]
+
+
+def spare_argv(options: Options, script: list[str], j0: int, index: int, limit: float, output: str,
+               error: str) -> list[str]:  # fmt: skip
+    """Spare ``index`` of ``j0``'s job: a held one-node subjob, named as a spare (queued as the
+    owner by ejb-submit, or later by a pilot of the job, for a manager that cannot submit as them)."""
+    return subjob_argv(options, script, 1, limit, spare_name(j0, index), output, error, hold=True)
 
 
 NOT_AN_ARRAY_TASK = 4294967294  # what Slurm 22.05 writes for %a in a job that is no array task

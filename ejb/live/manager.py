@@ -62,6 +62,8 @@ EXPAND_TRIES = 3
 END_GRACE = 30.0  # seconds a subjob told to exit may take before it is cancelled
 PLAN_WAIT = 60.0  # longest wait for a backfill pass to plan a new J0 (a site's bf_interval is 30 s)
 SPARES = 4  # held subjobs ejb-submit queues for each job when the manager cannot submit as its owner
+REFILLS = 4  # an application's spares in all (a pool filled again by its pilots), as a multiple of SPARES
+SPARE_WAIT = 60.0  # seconds a spare asked for counts as on its way to the queue
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,7 @@ class Manager:
                 nodes=job.node_count, limit=float(job.time_limit or 3600.0), partition=job.partition,
                 submitted=time.time(), spare_secrets=[str(x) for x in req.get("spares", [])][: self.spares],
             )  # fmt: skip
+            app.spares_asked = {index: app.submitted for index in range(len(app.spare_secrets))}
             emptied = self._files(app, job, snap, req.get("files"))
             app.subjobs[J0_KEY] = SubjobRecord(J0_KEY, eid, job.node_count, app.limit, str(req["secret"]))
             self.apps[eid] = app
@@ -318,6 +321,60 @@ class Manager:
             app.exit_code = app.exit_code or code
             self._end(app, "failed", f"{why} (subjob {k}): the application cannot go on")
 
+    def pilot_spare(self, key: tuple[int, int], index: int, job: int | None, error: str) -> None:
+        """What a pilot made of a spare it was asked to queue: a job (taken into the pool at the
+        next pass, by its name) or sbatch's error (no more spares are asked for: a limit of the
+        owner's, most likely, which more would only hit again)."""
+        eid, k = key
+        with self.lock:
+            app = self.apps.get(eid)
+            if app is None:
+                return
+            now = time.time()
+            if job is not None:
+                app.log(now, f"spare {index} queued as job {job} by the pilot of subjob {k}")
+            else:
+                app.spares_asked.pop(index, None)
+                app.spares_refused = error or "unknown error"
+                app.log(now, f"spare {index} not queued by the pilot of subjob {k} ({app.spares_refused}); "
+                             "no more spares are asked for")  # fmt: skip
+            self._save()
+
+    def _refill_spares(self, app: AppRecord, now: float) -> bool:
+        """The pool of spares filled again as subjobs use it up: the manager may not submit as
+        the owner, but the pilot of a subjob that runs is the owner's, and queues them as
+        ejb-submit did (``spares`` order). Up to ``--spares`` in the pool or on their way, and
+        :data:`REFILLS` times that in all; none once a pilot's sbatch was refused."""
+        if not self.spares or app.spares_refused or app.phase not in ("waiting", "running"):
+            return False
+        on_the_way = sum(1 for asked in app.spares_asked.values() if now - asked < SPARE_WAIT)
+        in_all = self.spares * REFILLS - len(app.spare_secrets)
+        missing = min(self.spares - len(app.spares) - on_the_way, in_all)
+        subs = [app.subjobs.get(k) for (eid, k) in self.pilots if eid == app.eid and k != J0_KEY]
+        running = [sub.key for sub in subs if sub is not None and sub.state == "running" and not sub.leaving]
+        if missing <= 0 or not running:
+            return False  # J0's pilot is not asked: once J0 runs, the application needs no subjob
+        first = len(app.spare_secrets)
+        indexes = range(first, first + missing)
+        app.spare_secrets += [secrets.token_hex(12) for _ in indexes]
+        app.spares_asked.update({index: now for index in indexes})
+        self._save()  # written ahead: a spare queued while the manager restarts is taken by its index
+        order = {"do": "spares", "spares": [self._spare_order(app, index) for index in indexes]}
+        key = min(running)
+        if not self._order(app, key, order):
+            del app.spare_secrets[first:]
+            for index in indexes:
+                del app.spares_asked[index]
+            return True
+        app.log(now, f"asked the pilot of subjob {key} (job {app.subjobs[key].job_id}) to queue spare(s) "
+                     f"{', '.join(map(str, indexes))}")  # fmt: skip
+        return True
+
+    def _spare_order(self, app: AppRecord, index: int) -> dict[str, Any]:
+        argv = jobs.spare_argv(app.options, app.script, app.eid, index, app.limit, app.output, app.error)
+        env = jobs.pilot_env(app.env, f"{self.pilot_address}:{app.spare_secrets[index]}:sub")
+        return {"index": index, "argv": argv, "env": env, "cwd": app.cwd}
+
     def _order(self, app: AppRecord, key: int, order: dict[str, Any]) -> bool:
         link = self.pilots.get((app.eid, key))
         return link is not None and link.send(order)
@@ -376,6 +433,8 @@ class Manager:
                 if app.phase in ("waiting", "running"):
                     changed |= self._follow(app, snap, now)
             changed |= self._sweep(snap, now)
+            for app in list(self.apps.values()):
+                changed |= self._refill_spares(app, now)
             changed |= self._offer_slots(now)
             for app in self.apps.values():
                 if app.phase in ("waiting", "running"):
@@ -477,6 +536,7 @@ class Manager:
                 and all(sub.spare != index for sub in app.subjobs.values())
             ):
                 app.spares[index] = job.job_id
+                app.spares_asked.pop(index, None)
                 app.log(now, f"spare {index} = job {job.job_id}")
                 changed = True
         self.cancelled_spares &= {job.job_id for job in snap.jobs}

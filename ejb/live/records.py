@@ -83,6 +83,9 @@ class AppRecord:
     events: list[tuple[float, str]] = field(default_factory=list)  # (time, what and why)
     spare_secrets: list[str] = field(default_factory=list)  # the pilot secret of each spare, by index
     spares: dict[int, int] = field(default_factory=dict)  # index -> job id: held spares ready to use
+    # index -> when it was asked for (of ejb-submit at registration, or of a pilot): not yet seen queued
+    spares_asked: dict[int, float] = field(default_factory=dict)
+    spares_refused: str = ""  # why a pilot could not queue a spare: no more are asked for
 
     def log(self, now: float, text: str) -> None:
         self.events.append((now, text))
@@ -98,8 +101,9 @@ class AppRecord:
         queued = [Migration(**m) for m in raw.pop("queued", [])]
         events = [(float(t), str(x)) for t, x in raw.pop("events")]
         spares = {int(k): int(v) for k, v in raw.pop("spares", {}).items()}  # JSON's keys are strings
+        asked = {int(k): float(v) for k, v in raw.pop("spares_asked", {}).items()}
         return cls(**raw, subjobs=subs, migration=None if mig is None else Migration(**mig), queued=queued,
-                   events=events, spares=spares)  # fmt: skip
+                   events=events, spares=spares, spares_asked=asked)  # fmt: skip
 
 
 class Store:

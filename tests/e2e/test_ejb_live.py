@@ -183,13 +183,16 @@ def test_the_job_completes_when_the_manager_is_killed_after_a_submission_and_dur
     assert scenario.leftover(scenario.slurm_of(conf), out.job) == []
 
 
-def test_a_manager_that_uses_spares_releases_one_again_after_a_crash_and_leaves_no_job(conf, tmp_path):
+def test_a_manager_that_uses_spares_releases_one_again_after_a_crash_refills_them_and_leaves_no_job(
+    conf, tmp_path
+):
     # A manager that may not submit as the job's owner (an Operator, not root; here forced with
     # --spares) starts subjobs from the held spares ejb-submit queued as the owner: it reshapes,
     # renames and releases one. Killed right after the release, it finds at its restart the
-    # subjob whose release it had not recorded and keeps it; the application runs to its end and
-    # the spares it never used are cancelled with the job.
-    manager = Supervised(tmp_path, conf, ["ejb-submitted"], restart_delay=5.0, args=("--spares", "3"))
+    # subjob whose release it had not recorded and keeps it. Its one spare used, it asks that
+    # subjob's pilot (the owner's process) for another; the application runs to its end and the
+    # spare it never used is cancelled with the job.
+    manager = Supervised(tmp_path, conf, ["ejb-submitted"], restart_delay=5.0, args=("--spares", "1"))
     try:
         out = scenario.run_once("ejb", scenario.Shape(), tmp_path / "ejb", conf, manager.address)
     finally:
@@ -200,12 +203,16 @@ def test_a_manager_that_uses_spares_releases_one_again_after_a_crash_and_leaves_
     status = out.status
     assert status is not None and status["phase"] == "done", log[-3000:]
     events = [what for _, what in status["events"]]
-    queued = {int(m.group(1)) for what in events if (m := re.match(r"spare \d = job (\d+)$", what))}
-    assert len(queued) == 3, events  # ejb-submit queued three, the manager took them all
+    queued = {int(m[1]): int(m[2]) for what in events if (m := re.match(r"spare (\d+) = job (\d+)$", what))}
+    assert set(queued) >= {0, 1}, events  # ejb-submit's spare 0, then spare 1 queued by a pilot
+    asked = [
+        m[1] for what in events if (m := re.match(r"asked the pilot of subjob (\d+) .* spare\(s\) 1$", what))
+    ]
+    assert asked and f"spare 1 queued as job {queued[1]} by the pilot of subjob {asked[0]}" in events, events
     assert any("(after a restart)" in what and what.startswith("released spare") for what in events), events
-    # every subjob was a spare (a job ejb-submit queued); those left over went with the job
+    # every subjob was a spare; those left over went with the job
     subjobs = {int(s["job_id"]) for key, s in status["subjobs"].items() if key != "0" and s["job_id"]}
-    assert subjobs and subjobs <= queued, (subjobs, queued)
+    assert subjobs and subjobs <= set(queued.values()), (subjobs, queued)
     assert all(s["spare"] is not None for key, s in status["subjobs"].items() if key != "0")
     ran = {int(j.split("|")[0]) for j in ejb_jobs(out.job, conf) if "|ejb" in j}
     assert ran == subjobs, (ran, subjobs)  # under their subjob names

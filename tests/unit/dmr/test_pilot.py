@@ -143,3 +143,35 @@ def test_a_failure_seen_while_the_coordinator_is_away_comes_with_the_next_hello(
     assert hello["failed"]["code"] == 137 and "the group on n2 of job 7" in hello["failed"]["why"]
     assert p.sock is not None
     p.sock.close()
+
+
+def test_a_pilot_queues_only_held_sbatch_jobs_for_its_manager_and_reports_each(tmp_path):
+    # what the manager asks of a pilot when its pool of spares runs low: the pilot (the job's owner)
+    # runs sbatch; anything but a held sbatch is refused, and sbatch's failure goes back as said
+    ours, theirs = socket.socketpair()
+    p = pilot(free_port())
+    p.sock = ours
+    fake = tmp_path / "sbatch"  # the first sbatch on PATH: one that fails as Slurm's does at a limit
+    fake.write_text("#!/bin/sh\necho 'sbatch: error: QOSMaxSubmitJobPerUserLimit' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin"}
+    works = tmp_path / "ok"
+    works.mkdir()
+    (works / "sbatch").write_text("#!/bin/sh\necho '123;cluster'\n")  # sbatch --parsable's answer
+    (works / "sbatch").chmod(0o755)
+    p.queue_spares({"spares": [
+        {"index": 4, "argv": ["rm", "-rf", str(tmp_path)], "env": env, "cwd": str(tmp_path)},
+        {"index": 5, "argv": ["sbatch", "job.sh"], "env": env, "cwd": str(tmp_path)},
+        {"index": 6, "argv": ["sbatch", "--hold", "job.sh"], "env": env, "cwd": str(tmp_path)},
+        {"index": 7, "argv": ["sbatch", "--hold", "job.sh"], "env": {"PATH": str(works)}, "cwd": "/"},
+    ]})  # fmt: skip
+    ours.close()
+    with theirs, theirs.makefile() as f:
+        replies = [json.loads(line) for line in f]
+    assert replies == [
+        {"op": "spare", "index": 4, "error": "not a held sbatch"},
+        {"op": "spare", "index": 5, "error": "not a held sbatch"},
+        {"op": "spare", "index": 6, "error": "sbatch: error: QOSMaxSubmitJobPerUserLimit"},
+        {"op": "spare", "index": 7, "job": 123},
+    ]
+    assert fake.exists()  # nothing but sbatch ran

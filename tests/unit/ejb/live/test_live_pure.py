@@ -72,7 +72,8 @@ def test_an_unlimited_subjob_has_no_time_option_and_export_none_keeps_only_the_p
 
 
 def test_a_spare_is_a_held_subjob_named_apart_from_the_subjobs():
-    argv = jobs.subjob_argv([["-A", "x"]], ["job.sh"], 1, 300, spare_name(70, 2), "/w/o", hold=True)
+    argv = jobs.spare_argv([["-A", "x"]], ["job.sh"], 70, 2, 300, "/w/o", "")
+    assert argv == jobs.subjob_argv([["-A", "x"]], ["job.sh"], 1, 300, spare_name(70, 2), "/w/o", hold=True)
     assert "--hold" in argv and "--job-name=ejb70.spare2" in argv and argv[-1] == "job.sh"
     assert "--hold" not in jobs.subjob_argv([], ["job.sh"], 1, 300, "ejb70.1", "/w/o")
     # a spare is not a subjob (the placeholder's pilot never counts one as hosting its application)
@@ -139,6 +140,7 @@ def test_the_state_survives_a_restart(tmp_path):
     app.subjobs[1] = SubjobRecord(1, 71, 2, 900.0, "s1", state="running", hosts=["n7", "n8"], members=True)
     app.subjobs[2] = SubjobRecord(2, 73, 1, 300.0, "x1", spare=1)  # a spare used as subjob 2
     app.spare_secrets, app.spares = ["x0", "x1", "x2"], {0: 72, 2: 74}  # int keys, as JSON does not keep them
+    app.spares_asked, app.spares_refused = {3: NOW}, "sbatch: error: QOSMaxSubmitJobPerUserLimit"
     app.migration = Migration([0], [1], phase="shrink", token="t")
     app.log(NOW, "registered")
     store = Store(tmp_path / "state")
