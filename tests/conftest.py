@@ -9,9 +9,14 @@ from collections.abc import Iterator
 
 import pytest
 
+from slurm_ext import compiled
 from slurm_ext.config import load_config
 from slurm_ext.local.cluster import LocalCluster
 from slurm_ext.local.prereqs import PrerequisiteError, check_programs, check_root
+
+# This process runs the policies' sources (unit tests patch, subclass and profile them); the commands
+# the tests start run what the install built (compiled where it could be), as a user's commands do.
+compiled.stop()
 
 
 @pytest.fixture(scope="session")

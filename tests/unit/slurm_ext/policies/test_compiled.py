@@ -60,3 +60,37 @@ def test_the_compiled_policies_give_every_regression_case_unchanged(tmp_path: Pa
     )  # fmt: skip
     assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-3000:]
     assert "DIFFERS" not in check.stdout and check.stdout.count(" same ") >= 24
+
+
+def test_an_editable_install_runs_its_compiled_policies_only_while_they_match_the_sources(tmp_path: Path):
+    # what `pip install -e .` does where mypyc and a C compiler are found: the compiled modules go to
+    # build/mypyc-lib/ with the digests of their sources (setup.py); slurm_ext.compiled imports them
+    # instead of the sources until one is edited, and a second build of the same sources compiles nothing
+    pytest.importorskip("mypyc", reason="mypy (the test extra) builds the compiled policies")
+    src = _tree_copy(tmp_path / "src")
+    build = [sys.executable, "setup.py", "-q", "build_ext", "--inplace"]
+    env = {k: v for k, v in os.environ.items() if k != "ELASTIC_MYPYC"}
+    made = subprocess.run(build, capture_output=True, text=True, timeout=900, cwd=src, env=env)
+    assert made.returncode == 0, made.stderr[-3000:]
+    assert not list((src / "slurm_ext" / "policies").glob("*.so")), "nothing compiled beside the sources"
+
+    def runs() -> str:
+        probe = "import slurm_ext.policies.sdpolicy as p, slurm_ext.sim.snapshot as s; "
+        probe += "print(p.__file__, s.__file__)"
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path,
+                             env={**env, "PYTHONPATH": str(src)})  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    lib = src / "build" / "mypyc-lib"
+    assert runs().split() == [str(next((lib / "slurm_ext" / "policies").glob("sdpolicy.*.so"))),
+                              str(next((lib / "slurm_ext" / "sim").glob("snapshot.*.so")))]  # fmt: skip
+    policy = src / "slurm_ext" / "policies" / "dbes.py"
+    text = policy.read_text()
+    policy.write_text(text + "# an edit\n")
+    pure = str(src / "slurm_ext" / "policies" / "sdpolicy.py")
+    assert runs().split()[0] == pure  # every source once one has changed
+    policy.write_text(text)
+    again = subprocess.run(build, capture_output=True, text=True, timeout=900, cwd=src, env=env)
+    assert again.returncode == 0 and "build/mypyc-lib is up to date" in again.stderr, again.stderr[-3000:]
+    assert runs().split()[0].endswith(".so")
