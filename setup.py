@@ -64,13 +64,18 @@ if MYPYC not in ("0", "1") and not COMPILE:
 LIBDMR = "dmr.lib.libdmr"
 
 
-def toolchain() -> ModuleType:
-    """dmr/toolchain.py, which says how libdmr is built (loaded by path: the package is not installed yet)."""
-    spec = importlib.util.spec_from_file_location("dmr_toolchain", "dmr/toolchain.py")
+def load(name: str, path: str) -> ModuleType:
+    """A module of the checkout loaded by path (the packages are not installed yet)."""
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def toolchain() -> ModuleType:
+    """dmr/toolchain.py, which says how libdmr is built."""
+    return load("dmr_toolchain", "dmr/toolchain.py")
 
 
 def libdmr() -> Extension:
@@ -101,6 +106,8 @@ class BuildExt(build_ext):
                 build_beside()
             else:  # staged first: a build that fails half way puts nothing into the wheel
                 staged = Path(BUILD) / "staged"
+                for old in staged.rglob("*.so"):  # nor what an earlier build put there
+                    Path(self.build_lib, old.relative_to(staged)).unlink(missing_ok=True)
                 shutil.rmtree(staged, ignore_errors=True)
                 compile_into(staged)
                 shutil.copytree(staged, self.build_lib, dirs_exist_ok=True)
@@ -124,10 +131,8 @@ def policies() -> list[Extension]:
 
 def manifest() -> dict[str, object]:
     """What an editable install's compiled modules were built from (slurm_ext/compiled.py checks it)."""
-    import hashlib
-
-    sources = {path: hashlib.sha256(Path(path).read_bytes()).hexdigest() for path in [*POLICIES, *CALLERS]}
-    return {"python": sys.version, "sources": sources}
+    compiled = load("slurm_ext_compiled", "slurm_ext/compiled.py")
+    return {"python": sys.version, "sources": compiled.digests([*POLICIES, *CALLERS], Path.cwd())}
 
 
 def compile_into(target: Path) -> list[str]:

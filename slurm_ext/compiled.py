@@ -50,6 +50,12 @@ class CompiledFinder(importlib.abc.MetaPathFinder):
                                                       submodule_search_locations=search)  # fmt: skip
 
 
+def digests(paths: list[str], root: Path = ROOT) -> dict[str, str]:
+    """The SHA-256 of each source (a path under ``root``): what compiled modules were built from
+    (``setup.py`` writes them into the manifest, :func:`fresh` compares)."""
+    return {path: hashlib.sha256((root / path).read_bytes()).hexdigest() for path in paths}
+
+
 def fresh(lib: Path = LIB, root: Path = ROOT) -> list[str] | None:
     """The modules ``lib`` holds if they were built by this Python from the sources as they are now."""
     try:
@@ -58,9 +64,8 @@ def fresh(lib: Path = LIB, root: Path = ROOT) -> list[str] | None:
         if built["python"] != sys.version:
             return None
         sources: dict[str, str] = built["sources"]
-        for path, digest in sources.items():
-            if hashlib.sha256((root / path).read_bytes()).hexdigest() != digest:
-                return None
+        if digests(list(sources), root) != sources:
+            return None
         modules = [str(name) for name in found["modules"]]
         for name in modules:  # a compiled package finds its modules here only: none may be new
             if name.endswith(".__init__"):

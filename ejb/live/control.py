@@ -74,15 +74,15 @@ class _Handler(socketserver.StreamRequestHandler):
             for line in self.rfile:
                 try:
                     msg = json.loads(line)
-                except ValueError:
-                    continue
-                if msg.get("op") == "ended":
-                    manager.pilot_ended(found, int(msg.get("code", 0)))
-                elif msg.get("op") == "failed":
-                    manager.pilot_failed(found, int(msg.get("code", 1)), str(msg.get("why", "")))
-                elif msg.get("op") == "spare":
-                    job = msg.get("job") if isinstance(msg.get("job"), int) else None
-                    manager.pilot_spare(found, int(msg.get("index", -1)), job, str(msg.get("error", "")))
+                    if msg.get("op") == "ended":
+                        manager.pilot_ended(found, int(msg.get("code", 0)))
+                    elif msg.get("op") == "failed":
+                        manager.pilot_failed(found, int(msg.get("code", 1)), str(msg.get("why", "")))
+                    elif msg.get("op") == "spare":
+                        job = msg.get("job") if isinstance(msg.get("job"), int) else None
+                        manager.pilot_spare(found, int(msg.get("index", -1)), job, str(msg.get("error", "")))
+                except (AttributeError, TypeError, ValueError) as exc:  # one bad line: the pilot stays
+                    log.warning("a malformed message from a pilot ignored (%s): %.200s", exc, line)
         except OSError:
             pass
         finally:

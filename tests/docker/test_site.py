@@ -288,7 +288,8 @@ def test_the_operator_ejb_manager_starts_alices_job_in_a_spare_within_her_partit
         app = status()
         events = [what for _, what in app["events"]]
         log = manager_log(docker_cluster)
-        assert app["phase"] == "done" and app["exit_code"] == 0, (events, log[-3000:])
+        out = docker_cluster.run("cat", f"{SHARED}/alice/fs-ejb-{j0}.out").stdout  # a crash's traceback
+        assert app["phase"] == "done" and app["exit_code"] == 0, (events, log[-3000:], out[-3000:])
         released = [what for what in events if what.startswith("released spare")]
         assert released, (events, log[-3000:])
         subjobs = [s for key, s in app["subjobs"].items() if key != "0" and s["job_id"]]
@@ -315,7 +316,7 @@ def ejb_submit_fs(cluster: DockerCluster) -> int:
     script = f"{SHARED}/alice/fs-ejb.sh"
     app = "python3 -m dmr_apps.fs --steps 24 --step-seconds 4 --state-mb 16 --min 1 --max 12"
     body = (f"#!/bin/bash\n#SBATCH -N 3\n#SBATCH --ntasks-per-node=2\n#SBATCH -t 5\n#SBATCH -p left\n"
-            f"#SBATCH --exclusive\npython3 -m dmr -- {app}\n")  # fmt: skip
+            f"#SBATCH --exclusive\nexport PYTHONFAULTHANDLER=1\npython3 -m dmr -- {app}\n")  # fmt: skip
     line = (f"cd {SHARED}/alice && printf '%s' {shlex.quote(body)} >{script} && "
             f"ejb-submit --parsable --ejb-min-procs 2 --ejb-require -o {SHARED}/alice/fs-ejb-%j.out "
             f"{script}")  # fmt: skip

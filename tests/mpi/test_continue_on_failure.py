@@ -13,6 +13,8 @@ import time
 
 import pytest
 
+from slurm_ext.agent_client import AgentClient
+
 from .conftest import finish, start_dmr
 
 pytestmark = pytest.mark.mpi
@@ -33,6 +35,11 @@ def descends(pid: int, root: int) -> bool:
     return False
 
 
+def environ(pid: int) -> dict[bytes, bytes]:
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        return dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+
+
 def ranks_on(node: str, agent_pid: int) -> list[int]:
     """Pids of the ranks (PMI_RANK set) of the group on fake node ``node`` of one dmr-run."""
     found = []
@@ -40,13 +47,21 @@ def ranks_on(node: str, agent_pid: int) -> list[int]:
         if not d.isdigit():
             continue
         try:
-            with open(f"/proc/{d}/environ", "rb") as f:
-                env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+            env = environ(int(d))
         except OSError:
             continue
         if b"PMI_RANK" in env and env.get(b"DMR_NODE") == node.encode() and descends(int(d), agent_pid):
             found.append(int(d))
     return found
+
+
+def checkpointed_step(rank: int) -> int | None:
+    """The step of the checkpoint the agent holds, asked of it as a rank asks (its ``restore``)."""
+    agent = AgentClient(environ(rank)[b"DMR_AGENT"].decode(), timeout=10.0)
+    try:
+        return agent.request("restore")["step"]
+    finally:
+        agent.close()
 
 
 def wait_for(what, timeout: float):
@@ -67,7 +82,8 @@ def test_a_rank_killed_the_application_continues_on_the_other_groups_from_its_ch
     proc = start_dmr(["a", "b", "c"], 2, [*JACOBI, "--model-seconds", "6"],
                      ("--on-failure", "continue", "--checkpoint-every", "3"))  # fmt: skip
     victims = wait_for(lambda: len(r := ranks_on("b", proc.pid)) == 2 and r, timeout=30)
-    time.sleep(5)  # a few steps: a checkpoint beyond step 0 is taken
+    # a checkpoint beyond step 0 is taken first (a loaded machine starts the ranks slowly)
+    wait_for(lambda: (checkpointed_step(victims[0]) or 0) >= 3, timeout=60)
     os.kill(victims[0], signal.SIGKILL)
     done = finish(proc, timeout=90)
     out = done.stdout + done.stderr
