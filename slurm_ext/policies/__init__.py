@@ -13,7 +13,7 @@ from typing import Any
 from slurm_ext.policies.backfill import Backfill
 from slurm_ext.policies.base import Policy
 from slurm_ext.policies.dbes import DBES
-from slurm_ext.policies.dmr import DMRPolicy
+from slurm_ext.policies.dmr import DMRPolicy, DMRReserve
 from slurm_ext.policies.edf import EDF
 from slurm_ext.policies.ep import EP
 from slurm_ext.policies.esf import ESF
@@ -40,6 +40,7 @@ POLICIES: dict[str, PolicyFactory] = {
     "easy": _easy,  # rigid EASY backfill as a policy
     "dbes": DBES,  # 000_* Algorithm 2
     "dmr": DMRPolicy,  # 002_* §4: request an action / preferred size / wide optimization
+    "dmr-reserve": DMRReserve,  # DMR whose expansions keep the first waiting job's reservation
     "ep": EP,  # 000_* §V equipartitioning
     "esf": ESF,  # earliest started first
     "edf": EDF,  # earliest deadline first

@@ -16,6 +16,16 @@ is ``None``, as in the simulator), the first mode that applies decides:
 
 Sizes are always those reachable from the current size by the job's factor
 (:meth:`MalleableSpec.sizes`). Every decision carries its reason.
+
+``dmr-reserve`` (``DMRPolicy(keep_reservation=True)``) is DMR with EASY's rule for backfilled
+jobs applied to what it starts out of order: the first pending job that does not fit in the idle
+nodes keeps its reservation. A shrink that starts another pending job with raised priority (mode
+3, and the boost after a shrink of mode 1 or 2) is made only if that job ends by the reservation
+or the nodes the reservation loses fit in the nodes left over then (EASY's *extra* nodes; a shrunk
+job is taken to end later); a job grows (modes 2 and 3) into nodes the reservation counts on only
+if it ends by then. On the whole Curie log wide jobs wait up to 27 days under ``dmr`` (3 under
+EASY): its shrinks start smaller jobs ahead of them. A requested expansion (mode 1: the
+application asks for its minimum) and a requested shrink are made as before.
 """
 
 from __future__ import annotations
@@ -27,6 +37,8 @@ from operator import attrgetter
 from slurm_ext.decisions import Decision, Expand, NoAction, RaisePriority, Shrink
 from slurm_ext.model import Job, MalleableSpec, Snapshot
 from slurm_ext.policies.base import Policy, QueueCounts
+from slurm_ext.policies.entries import Running
+from slurm_ext.policies.profile import INF, first_free
 
 _BLOCKED_REASONS = ("dependency", "held", "begintime", "reservation", "partitiondown")
 
@@ -154,7 +166,7 @@ class _Cluster:
     shared until a job is taken, then copied (taking is rare: a shrink for a pending job).
     """
 
-    def __init__(self, free: int, index: _QueueIndex) -> None:
+    def __init__(self, free: int, index: _QueueIndex, reserving: Snapshot | None = None) -> None:
         self.free = free
         self.n_pending = len(index.eligible)
         self._pending = index.eligible
@@ -162,6 +174,71 @@ class _Cluster:
         self._keys = index.keys
         self._firsts = index.firsts
         self._own = False
+        # dmr-reserve: the snapshot the reservation is worked out from (when first asked), the
+        # head's start and the nodes left over then (-INF: not worked out yet)
+        self._snap = reserving
+        self._shadow = -INF
+        self._extra = 0
+        self._head = 0
+        self.kept = False  # an expansion was held back for the reservation since last reset
+
+    def room(self, job: Job) -> int:
+        """How many of the free nodes ``job`` may grow into: all of them, or with the reservation
+        kept (dmr-reserve) only the head's extra nodes, unless ``job`` ends by the head's start."""
+        if self._snap is None:
+            return self.free
+        if self._shadow == -INF:
+            self._reserve(self._snap)
+        if self._shadow == INF or (job.end_time is not None and job.end_time <= self._shadow):
+            return self.free  # no head that can start, or the job's nodes are back by its start
+        if self._extra < self.free:
+            self.kept = True
+        return min(self.free, self._extra)
+
+    def grow(self, job: Job, nodes: int) -> None:
+        """``job`` takes ``nodes`` free nodes (within :meth:`room`)."""
+        self.free -= nodes
+        if self._snap is not None and not (job.end_time is not None and job.end_time <= self._shadow):
+            self._extra -= nodes
+
+    def may_jump(self, pend: Job, from_free: int, shrunk: Job | None = None, target: int = 0) -> bool:
+        """Whether ``pend`` may start now ahead of the reservation's job (dmr-reserve) on
+        ``from_free`` idle nodes and the rest freed by shrinking ``shrunk`` to ``target`` (None: a
+        shrink made anyway, its nodes idle now). EASY's rule: the nodes the reservation counts on
+        and does not get back by its start (``pend``'s if it runs past it; a shrunk job's if it
+        would have ended by then: a shrink makes a job end later) come out of the extra nodes."""
+        if self._snap is None:
+            return True
+        if self._shadow == -INF:
+            self._reserve(self._snap)
+        if self._shadow == INF or pend.job_id == self._head:
+            return True
+        counted = shrunk is None or (shrunk.end_time is not None and shrunk.end_time <= self._shadow)
+        lost = target if shrunk is not None and counted else 0
+        limit = pend.time_limit
+        if limit is None or self._snap.time + limit > self._shadow:
+            lost += pend.node_count if counted else from_free
+        if lost > self._extra:
+            self.kept = True
+            return False
+        self._extra -= lost
+        return True
+
+    def held_for(self) -> str:
+        return f"keeps job {self._head}'s reservation at {self._shadow:.0f}"
+
+    def _reserve(self, snap: Snapshot) -> None:
+        """EASY's reservation, as at the call's start, of the first pending job that does not fit
+        in the idle nodes: when it starts as the running jobs end, and the nodes left over then."""
+        free = snap.free
+        head = next((j for j in self._pending if j.node_count > free), None)
+        if head is None:
+            self._shadow = INF
+            return
+        ends = [Running(j.job_id, j.node_count, INF if j.end_time is None else j.end_time,
+                        None, 0.0, 0.0, None) for j in snap.running]  # fmt: skip
+        self._shadow, avail = first_free(snap.time, free, ends, head.node_count)
+        self._extra, self._head = avail - head.node_count, head.job_id
 
     @property
     def taken(self) -> bool:
@@ -258,7 +335,8 @@ class DMRPolicy(Policy):
 
     name = "dmr"
 
-    def __init__(self) -> None:
+    def __init__(self, keep_reservation: bool = False) -> None:
+        self.keep_reservation = keep_reservation  # dmr-reserve: expansions delay no reservation
         self._queue = _QueueIndex()  # a cache of the queue between calls, not policy state
         self._memo: tuple[tuple[Job, ...], int, int, list[Decision]] | None = None
         # Mode 3's NoAction answers by job id, size, free nodes and range, for one queue version:
@@ -273,7 +351,7 @@ class DMRPolicy(Policy):
         the last snapshot's Job objects by identity; a deep copy of them would hold copies
         beside the originals that ``Simulator.copy`` keeps sharing (its snapshot cache), and
         the queue index, matching some jobs and not others, dropped pending jobs."""
-        return type(self)()
+        return type(self)(self.keep_reservation)
 
     def decide(self, snap: Snapshot, asking: Sequence[int] | None = None) -> list[Decision]:
         self._queue.update(snap)
@@ -290,7 +368,7 @@ class DMRPolicy(Policy):
         memo = self._memo
         if asking is None and memo is not None and memo[0] is snap.running and memo[1:3] == (free, version):
             return list(memo[3])
-        state = _Cluster(free=free, index=self._queue)
+        state = _Cluster(free, self._queue, snap if self.keep_reservation else None)
         if asking is not None:
             targets = []
             out: list[Decision] = []
@@ -355,8 +433,10 @@ class DMRPolicy(Policy):
         key = (job.job_id, cur, state.free, spec.min_nodes, spec.max_nodes, spec.factor)
         out = self._quiet.get(key)
         if out is None:
+            state.kept = False
             out = self._wide(job, spec, cur, state)
-            if len(out) == 1 and type(out[0]) is NoAction:
+            # an answer the reservation shaped reads the running jobs' ends too: not kept
+            if len(out) == 1 and type(out[0]) is NoAction and not state.kept:
                 self._quiet[key] = out
         return out
 
@@ -423,7 +503,9 @@ class DMRPolicy(Policy):
             return [
                 NoAction(job.job_id, f"preferred: expand to {pref} needs {need} nodes, {state.free} free")
             ]
-        state.free -= need
+        if need > state.room(job):
+            return [NoAction(job.job_id, f"preferred: expand to {pref} {state.held_for()}")]
+        state.grow(job, need)
         return [Expand(job.job_id, pref, f"preferred: expand to preferred {pref}")]
 
     # -- mode 3 -------------------------------------------------------------------------
@@ -438,6 +520,9 @@ class DMRPolicy(Policy):
             if pend is not None:
                 need = pend.node_count - free
                 target = sizes[bisect_right(sizes, cur - need) - 1]  # the largest that frees enough
+                if not state.may_jump(pend, free, job, target):
+                    why = f"wide: a shrink to start pending job {pend.job_id} {state.held_for()}"
+                    return [NoAction(job.job_id, why)]
                 state.free += cur - target - pend.node_count
                 state.take(pend)
                 reason = f"wide: shrink {cur}->{target} lets pending job {pend.job_id} start"
@@ -450,10 +535,13 @@ class DMRPolicy(Policy):
         pend = state.first_sized(0, free)
         if pend is not None:
             return [NoAction(job.job_id, f"wide: pending job {pend.job_id} fits in the {free} free nodes")]
-        target = sizes[bisect_right(sizes, cur + free) - 1]  # the largest the free nodes allow
+        room = state.room(job)
+        target = sizes[bisect_right(sizes, cur + room) - 1]  # the largest the free nodes allow
         if target == cur:
+            if room < free and sizes[bisect_right(sizes, cur + free) - 1] > cur:
+                return [NoAction(job.job_id, f"wide: growing {cur} into the {free} free {state.held_for()}")]
             return [NoAction(job.job_id, f"wide: {free} free cannot grow {cur} by factor {spec.factor}")]
-        state.free -= target - cur
+        state.grow(job, target - cur)
         why = "queue empty" if not state.n_pending else "no pending job fits"
         return [Expand(job.job_id, target, f"wide: {why}, {cur}->{target}")]
 
@@ -462,9 +550,19 @@ class DMRPolicy(Policy):
         """After a shrink chosen for other reasons: boost the first pending job the freed nodes start."""
         freed = cur - target
         pend = state.first_sized(state.free, state.free + freed)
-        if pend is not None:
+        if pend is not None and state.may_jump(pend, state.free):
             state.free += freed - pend.node_count
             state.take(pend)
             return [RaisePriority(pend.job_id, f"takes the nodes freed by job {job.job_id}")]
         state.free += freed
         return []
+
+
+class DMRReserve(DMRPolicy):
+    """``dmr-reserve``: DMR whose out-of-order starts and growths keep the first waiting job's
+    reservation (see the module's docstring)."""
+
+    name = "dmr-reserve"
+
+    def __init__(self, keep_reservation: bool = True) -> None:
+        super().__init__(keep_reservation)
