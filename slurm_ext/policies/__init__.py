@@ -40,7 +40,7 @@ POLICIES: dict[str, PolicyFactory] = {
     "easy": _easy,  # rigid EASY backfill as a policy
     "dbes": DBES,  # 000_* Algorithm 2
     "dmr": DMRPolicy,  # 002_* §4: request an action / preferred size / wide optimization
-    "dmr-reserve": DMRReserve,  # DMR whose expansions keep the first waiting job's reservation
+    "dmr-reserve": DMRReserve,  # DMR keeping the first waiting job's reservation (EASY's rule)
     "ep": EP,  # 000_* §V equipartitioning
     "esf": ESF,  # earliest started first
     "edf": EDF,  # earliest deadline first

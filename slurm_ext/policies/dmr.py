@@ -180,7 +180,7 @@ class _Cluster:
         self._shadow = -INF
         self._extra = 0
         self._head = 0
-        self.kept = False  # an expansion was held back for the reservation since last reset
+        self.kept = False  # a decision was held back for the reservation since the last reset
 
     def room(self, job: Job) -> int:
         """How many of the free nodes ``job`` may grow into: all of them, or with the reservation
@@ -336,7 +336,7 @@ class DMRPolicy(Policy):
     name = "dmr"
 
     def __init__(self, keep_reservation: bool = False) -> None:
-        self.keep_reservation = keep_reservation  # dmr-reserve: expansions delay no reservation
+        self.keep_reservation = keep_reservation  # dmr-reserve: the first waiting job is never delayed
         self._queue = _QueueIndex()  # a cache of the queue between calls, not policy state
         self._memo: tuple[tuple[Job, ...], int, int, list[Decision]] | None = None
         # Mode 3's NoAction answers by job id, size, free nodes and range, for one queue version:
