@@ -243,8 +243,52 @@ class SDPolicy(ViewPolicy):
             if best is not None:
                 loans, impact = best
                 return MateChoice(k, duration, loans, impact)
-            k -= 1
+            k = self._past_crowded(found, first, k, idle, duration, now, req * want, k_min) - 1
         return None
+
+    def _past_crowded(
+        self,
+        found: _Mates,
+        first: int,
+        k: int,
+        idle: int,
+        duration: float,
+        now: float,
+        work: float,
+        k_min: int,
+    ) -> int:
+        """The least size ``k2`` (``k_min`` <= ``k2`` <= ``k``) such that ``_best_set`` is certainly
+        None at every size from ``k2`` to ``k - 1`` (``select_mates`` then goes on at ``k2 - 1``);
+        ``k`` when none is certain. Certain by :func:`_crowded_below`: sizes down to ``k2`` are
+        crowded. Galloping then bisection: the certificate holds for ``k2`` if it holds for any
+        smaller size (most loops go through tens of sizes, each an O(mates) check)."""
+        rows = found.rows[first:]
+        if len(rows) <= self.candidate_mates or not _plain(self):
+            return k
+        ends_at = found.by_end[first].end  # the sizes skipped keep ``first``: the job ends by it
+
+        def certain(k2: int) -> bool:
+            d2 = work / k2  # the loop's duration at k2 (req * want / k2)
+            if ends_at < now + d2:
+                return False
+            return _crowded_below(rows, k2 - idle, duration, d2, self.candidate_mates, self.max_mates)
+
+        good, step = k, 1
+        while good > k_min:
+            cand = max(good - step, k_min)
+            if not certain(cand):
+                bad = cand
+                break
+            good, step = cand, step * 2
+        else:
+            return good
+        while bad + 1 < good:  # certain(good), not certain(bad)
+            mid = (bad + good) // 2
+            if certain(mid):
+                good = mid
+            else:
+                bad = mid
+        return good
 
     def _select_shared(
         self, cl: WorkingView, prof: SnapshotProfile, job: Queued, limit: float
@@ -636,6 +680,30 @@ def _crowded(rows: list[_Row], need: int, duration: float, nm: int, max_mates: i
     below = 0
     for key in _plain_keys(rows, need, duration):
         if key < low:
+            below += 1
+            if below == nm:
+                return True
+    return False
+
+
+def _crowded_below(
+    rows: list[_Row], need_low: int, d_low: float, d_high: float, nm: int, max_mates: int
+) -> bool:
+    """Whether ``_crowded`` is True at every (need, duration) with need >= ``need_low`` and
+    ``d_low`` <= duration <= ``d_high``: at least ``nm`` mates too small to lend a share of
+    ``need_low`` (so of any such need) have their key at ``d_high`` (their keys grow with the
+    duration, and with a cap below the need do not depend on it) below the least key any mate
+    that may lend ``need_low / max_mates`` could have there (its key at ``d_low`` and
+    ``need_low``: keys grow with both). Then those mates are below ``_crowded``'s bar there."""
+    low = INF
+    for base, size, den, cap in rows:
+        if cap * max_mates >= need_low:
+            key = (base + d_low * (cap if cap < need_low else need_low) / size) / den
+            if key < low:
+                low = key
+    below = 0
+    for base, size, den, cap in rows:
+        if cap * max_mates < need_low and (base + d_high * cap / size) / den < low:
             below += 1
             if below == nm:
                 return True

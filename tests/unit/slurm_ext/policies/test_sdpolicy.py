@@ -9,6 +9,7 @@ from slurm_ext.model import MalleableSpec
 from slurm_ext.policies.sdpolicy import (
     SDPolicy,
     _crowded,
+    _crowded_below,
     _Mates,
     _Penalties,
     _search,
@@ -232,3 +233,73 @@ def test_crowded_only_where_no_ranked_group_lends_enough(
     bar = sorted(keys)[candidate_mates - 1]
     held = [row[3] for row, key in zip(rows, keys, strict=True) if key <= bar]
     assert _sum_largest(held, max_mates) < need
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 12), st.integers(1, 12), st.floats(0, 5000), st.floats(0, 5000)),
+        min_size=1,
+        max_size=12,
+    ),
+    st.integers(2, 60),
+    st.floats(1, 20000),
+    st.floats(1, 40000),
+    st.floats(1, 40000),
+    st.sampled_from([1, 2, 3]),
+)
+def test_crowded_below_means_crowded_over_the_whole_range(
+    drawn, need_low, d_low, d_span, base_span, max_mates
+) -> None:
+    """``_crowded_below`` (the certificate ``select_mates`` skips sizes on) is True only where
+    ``_crowded`` is True at every need from ``need_low`` up and every duration of the range."""
+    rows = [(base_span * (1 + b / 5000) + w, size, max(w, 1.0), cap) for size, cap, w, b in drawn]
+    nm = max(1, len(rows) // 3)
+    d_high = d_low + d_span
+    if not _crowded_below(rows, need_low, d_low, d_high, nm, max_mates):
+        return
+    for need in (need_low, need_low + 1, need_low * 2, need_low * 5):
+        for duration in (d_low, (d_low + d_high) / 2, d_high):
+            assert _crowded(rows, need, duration, nm, max_mates)
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(2, 40), st.floats(0, 5000), st.floats(100, 20000), st.floats(0.2, 3)),
+        min_size=3,
+        max_size=25,
+    ),
+    st.floats(0.05, 1),
+    st.floats(100, 20000),
+    st.integers(0, 5),
+    st.sampled_from([1, 2]),
+    st.sampled_from([1, 2, 4]),
+)
+def test_select_mates_skipping_crowded_sizes_answers_as_trying_every_size(
+    drawn, share, limit, idle, max_mates, candidate_mates
+) -> None:
+    """The sizes ``_past_crowded`` skips are ones ``_best_set`` answers None at: the decisions
+    are those of trying every size in turn."""
+    jobs = [
+        running(
+            k,
+            size,
+            NOW + span,
+            start=NOW - waited,
+            submit=NOW - waited * late,
+            mall=(1, size),
+            limit=span + waited,
+        )
+        for k, (size, waited, span, late) in enumerate(drawn, start=1)
+    ]
+    total = sum(j.node_count for j in jobs) + idle
+    want = max(2, round(share * total))
+    jobs.append(pending(1000, want, limit, submit=NOW, mall=(max(1, want // 4), want)))
+    snap = snapshot(total, jobs, now=NOW)
+
+    def decide(skip: bool) -> list:
+        policy = SDPolicy(max_mates=max_mates, candidate_mates=candidate_mates, max_slowdown=50.0)
+        if not skip:
+            policy._past_crowded = lambda found, first, k, *rest: k  # type: ignore[method-assign]
+        return policy.decide(snap)
+
+    assert decide(True) == decide(False)
