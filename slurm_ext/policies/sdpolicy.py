@@ -44,7 +44,7 @@ from bisect import insort
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from operator import attrgetter, neg
+from operator import attrgetter, is_, neg
 from typing import ClassVar, Literal
 
 from slurm_ext.decisions import Decision
@@ -104,6 +104,10 @@ class SDPolicy(ViewPolicy):
         self.loans: dict[int, tuple[tuple[int, int], ...]] = {}  # new job -> (mate, nodes)
         # (working copy, its decision count, what _mates returned for it)
         self._mate_cache: tuple[WorkingView, int, _Mates] | None = None
+        # what _mates last worked out and what it read: (the limit, the malleable running jobs'
+        # entries, each one's id, size and expected end), kept from call to call (a job's arrival
+        # changes none of it)
+        self._last_mates: tuple[float, list[Running], list[tuple[int, int, float]], _Mates] | None = None
 
     # ------------------------------------------------------------------------------------
     def plan(self, cl: WorkingView, asking: Sequence[int] | None = None) -> list[Decision]:
@@ -351,6 +355,21 @@ class SDPolicy(ViewPolicy):
         if cached is not None and cached[0] is cl and cached[1] == version:
             return cached[2]
         malleable = cl.malleable_running()
+        # The rest reads only these of each job (its start, submit time, bounds and requested time
+        # do not change while it runs) and the limit; with shared cores, the loans too. The same
+        # entries, too: the answer keeps them and reads their ends (a caller may change an entry
+        # and put it back, as the simulator's working copy does).
+        seen = [(r.job_id, r.size, r.end) for r in malleable]
+        last = self._last_mates
+        if (
+            last is not None
+            and self.slots == 1
+            and last[0] == limit
+            and last[2] == seen
+            and all(map(is_, last[1], malleable))
+        ):
+            self._mate_cache = (cl, version, last[3])
+            return last[3]
         if type(self).penalty is SDPolicy.penalty:  # else a subclass's penalty may fall: all are tried
             malleable = [r for r in malleable if self._slowdown(r, 0.0) < limit]
         caps = {r.job_id: self._cap(r) for r in malleable}
@@ -365,6 +384,7 @@ class SDPolicy(ViewPolicy):
         tops = _suffix_tops(caps_by_end, self.max_mates)
         found = _Mates(caps, mates, by_end, tops, terms, ids, caps_by_end, rows)
         self._mate_cache = (cl, version, found)
+        self._last_mates = (limit, list(malleable), seen, found)
         return found
 
     # ------------------------------------------------------------------------------------
