@@ -189,7 +189,7 @@ class _Cluster:
             return self.free
         if self._shadow == -INF:
             self._reserve(self._snap)
-        if self._shadow == INF or (job.end_time is not None and job.end_time <= self._shadow):
+        if self._shadow == INF or self._back_by_start(job):
             return self.free  # no head that can start, or the job's nodes are back by its start
         if self._extra < self.free:
             self.kept = True
@@ -198,7 +198,7 @@ class _Cluster:
     def grow(self, job: Job, nodes: int) -> None:
         """``job`` takes ``nodes`` free nodes (within :meth:`room`)."""
         self.free -= nodes
-        if self._snap is not None and not (job.end_time is not None and job.end_time <= self._shadow):
+        if self._snap is not None and not self._back_by_start(job):
             self._extra -= nodes
 
     def may_jump(self, pend: Job, from_free: int, shrunk: Job | None = None, target: int = 0) -> bool:
@@ -213,7 +213,7 @@ class _Cluster:
             self._reserve(self._snap)
         if self._shadow == INF or pend.job_id == self._head:
             return True
-        counted = shrunk is None or (shrunk.end_time is not None and shrunk.end_time <= self._shadow)
+        counted = shrunk is None or self._back_by_start(shrunk)
         lost = target if shrunk is not None and counted else 0
         limit = pend.time_limit
         if limit is None or self._snap.time + limit > self._shadow:
@@ -223,6 +223,10 @@ class _Cluster:
             return False
         self._extra -= lost
         return True
+
+    def _back_by_start(self, job: Job) -> bool:
+        """Whether ``job`` ends (its nodes are back) by the reservation's start."""
+        return job.end_time is not None and job.end_time <= self._shadow
 
     def held_for(self) -> str:
         return f"keeps job {self._head}'s reservation at {self._shadow:.0f}"
