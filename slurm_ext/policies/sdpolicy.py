@@ -44,6 +44,7 @@ from bisect import insort
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from math import ceil
 from operator import attrgetter, is_, neg
 from typing import ClassVar, Literal
 
@@ -277,6 +278,12 @@ class SDPolicy(ViewPolicy):
                 return False
             return _crowded_below(rows, k2 - idle, duration, d2, self.candidate_mates, self.max_mates)
 
+        if k <= k_min or ends_at <= now:
+            return k
+        # the least size the mates ending after the job allow: most searches skip down to it
+        lowest = max(k_min, min(k - 1, ceil(work / (ends_at - now))))
+        if certain(lowest):
+            return lowest
         good, step = k, 1
         while good > k_min:
             cand = max(good - step, k_min)
