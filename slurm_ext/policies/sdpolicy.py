@@ -248,10 +248,10 @@ class SDPolicy(ViewPolicy):
             if best is not None:
                 loans, impact = best
                 return MateChoice(k, duration, loans, impact)
-            k = self._past_crowded(found, first, k, idle, duration, now, req * want, k_min) - 1
+            k = self._past_none(found, first, k, idle, duration, now, req * want, k_min, limit) - 1
         return None
 
-    def _past_crowded(
+    def _past_none(
         self,
         found: _Mates,
         first: int,
@@ -261,32 +261,43 @@ class SDPolicy(ViewPolicy):
         now: float,
         work: float,
         k_min: int,
+        limit: float,
     ) -> int:
         """The least size ``k2`` (``k_min`` <= ``k2`` <= ``k``) such that ``_best_set`` is certainly
         None at every size from ``k2`` to ``k - 1`` (``select_mates`` then goes on at ``k2 - 1``);
-        ``k`` when none is certain. Certain by :func:`_crowded_below`: sizes down to ``k2`` are
-        crowded. Galloping then bisection: the certificate holds for ``k2`` if it holds for any
-        smaller size (most loops go through tens of sizes, each an O(mates) check)."""
-        rows = found.rows[first:]
-        if len(rows) <= self.candidate_mates or not _plain(self):
+        ``k`` when none is certain. Most loops would go through tens of sizes, each an O(mates)
+        check. Sizes keep the same mates (``first``) down to the least one those mates allow; of
+        them, certainly None are (1) those whose need is more than the most the ``max_mates``
+        mates of largest reach below the limit may lend (:func:`_reach`, at this size's duration:
+        less at any later end), and (2) those :func:`_crowded_below` finds crowded (galloping then
+        bisection: its certificate holds for ``k2`` if it holds for any smaller size)."""
+        if k <= k_min or not _plain(self):
             return k
         ends_at = found.by_end[first].end  # the sizes skipped keep ``first``: the job ends by it
-
-        def certain(k2: int) -> bool:
-            d2 = work / k2  # the loop's duration at k2 (req * want / k2)
-            if ends_at < now + d2:
-                return False
-            return _crowded_below(rows, k2 - idle, duration, d2, self.candidate_mates, self.max_mates)
-
-        if k <= k_min or ends_at <= now:
+        if ends_at <= now:
             return k
-        # the least size the mates ending after the job allow: most searches skip down to it
-        lowest = max(k_min, min(k - 1, ceil(work / (ends_at - now))))
-        if certain(lowest):
+        # the least size the mates ending after the job allow
+        lowest = max(k_min, ceil(work / (ends_at - now)))
+        while lowest < k and now + work / lowest > ends_at:
+            lowest += 1  # rounding
+        if lowest >= k:
+            return k
+        rows = found.rows[first:]
+        # a size's need is at least the size less the idle nodes here (fewer idle at later ends)
+        reach = [_reach(base, size, den, cap, duration, limit) for base, size, den, cap in rows]
+        k2 = max(lowest, idle + _sum_largest(reach, self.max_mates) + 1)
+        if k2 < k or len(rows) <= self.candidate_mates:
+            return min(k2, k)
+
+        def certain(size: int) -> bool:  # sizes from ``size`` to k - 1 are crowded
+            longest = work / size  # the loop's duration at that size (req * want / size)
+            return _crowded_below(rows, size - idle, duration, longest, self.candidate_mates, self.max_mates)
+
+        if certain(lowest):  # most searches skip down to it
             return lowest
         good, step = k, 1
-        while good > k_min:
-            cand = max(good - step, k_min)
+        while good > lowest:
+            cand = max(good - step, lowest)
             if not certain(cand):
                 bad = cand
                 break
@@ -577,20 +588,9 @@ class _Penalties:
         return t
 
     def reach(self, r: Running) -> int:
-        """The most nodes ``r`` may lend below the limit (at most what is needed): the penalty
-        grows with the share (rounding keeps that order), so the shares below it are 1..reach.
-        Worked out in closed form, then moved to the first share whose penalty (the expression
-        the tables compute) reaches the limit."""
+        """The most nodes ``r`` may lend below the limit (at most what is needed)."""
         base, size, den = self.terms[r.job_id]
-        duration, limit = self.duration, self.limit
-        hi = min(self.caps[r.job_id], self.need)
-        room = (limit * den - base) * size / duration if duration > 0 else INF
-        a = hi if room >= hi else max(int(room), 0)  # int(): floor of a non-negative number
-        while a > 0 and (base + duration * a / size) / den >= limit:
-            a -= 1
-        while a < hi and (base + duration * (a + 1) / size) / den < limit:
-            a += 1
-        return a
+        return _reach(base, size, den, min(self.caps[r.job_id], self.need), self.duration, self.limit)
 
     def feasible(self, mates: list[Running]) -> bool:
         """Whether one mate, or two (if ``max_mates`` allows), may lend exactly ``need`` nodes with
@@ -603,6 +603,21 @@ class _Penalties:
             return True
         # no mate alone: a pair's shares then are each at least need - (the other's reach) >= 1
         return self.policy.max_mates >= 2 and _sum_largest(reach, 2) >= self.need
+
+
+def _reach(base: float, size: int, den: float, hi: int, duration: float, limit: float) -> int:
+    """The most nodes (at most ``hi``) a mate of penalty terms ``(base, size, den)`` may lend for
+    ``duration`` with its penalty below ``limit``: the penalty grows with the share and the
+    duration (rounding keeps that order), so the shares below it are 1..reach. Worked out in
+    closed form, then moved to the first share whose penalty (the expression the tables
+    compute) reaches the limit."""
+    room = (limit * den - base) * size / duration if duration > 0 else INF
+    a = hi if room >= hi else max(int(room), 0)  # int(): floor of a non-negative number
+    while a > 0 and (base + duration * a / size) / den >= limit:
+        a -= 1
+    while a < hi and (base + duration * (a + 1) / size) / den < limit:
+        a += 1
+    return a
 
 
 def _search(

@@ -277,7 +277,7 @@ def test_crowded_below_means_crowded_over_the_whole_range(
 def test_select_mates_skipping_crowded_sizes_answers_as_trying_every_size(
     drawn, share, limit, idle, max_mates, candidate_mates
 ) -> None:
-    """The sizes ``_past_crowded`` skips are ones ``_best_set`` answers None at: the decisions
+    """The sizes ``_past_none`` skips are ones ``_best_set`` answers None at: the decisions
     are those of trying every size in turn."""
     jobs = [
         running(
@@ -299,7 +299,7 @@ def test_select_mates_skipping_crowded_sizes_answers_as_trying_every_size(
     def decide(skip: bool) -> list:
         policy = SDPolicy(max_mates=max_mates, candidate_mates=candidate_mates, max_slowdown=50.0)
         if not skip:
-            policy._past_crowded = lambda found, first, k, *rest: k  # type: ignore[method-assign]
+            policy._past_none = lambda found, first, k, *rest: k  # type: ignore[method-assign]
         return policy.decide(snap)
 
     assert decide(True) == decide(False)
