@@ -271,14 +271,15 @@ def test_crowded_below_means_crowded_over_the_whole_range(
     st.floats(0.05, 1),
     st.floats(100, 20000),
     st.integers(0, 5),
-    st.sampled_from([1, 2]),
-    st.sampled_from([1, 2, 4]),
+    st.sampled_from([1, 2, 3]),
+    st.sampled_from([1, 2, 4, 30]),
+    st.sampled_from([1.5, 3.0, 50.0, "dynamic"]),
 )
-def test_select_mates_skipping_crowded_sizes_answers_as_trying_every_size(
-    drawn, share, limit, idle, max_mates, candidate_mates
+def test_select_mates_skipping_sizes_answers_as_trying_every_size(
+    drawn, share, limit, idle, max_mates, candidate_mates, max_slowdown
 ) -> None:
-    """The sizes ``_past_none`` skips are ones ``_best_set`` answers None at: the decisions
-    are those of trying every size in turn."""
+    """The sizes ``_past_none`` skips (crowded, or beyond the mates' reach below the limit) are
+    ones ``_best_set`` answers None at: the decisions are those of trying every size in turn."""
     jobs = [
         running(
             k,
@@ -297,9 +298,30 @@ def test_select_mates_skipping_crowded_sizes_answers_as_trying_every_size(
     snap = snapshot(total, jobs, now=NOW)
 
     def decide(skip: bool) -> list:
-        policy = SDPolicy(max_mates=max_mates, candidate_mates=candidate_mates, max_slowdown=50.0)
+        policy = SDPolicy(max_mates=max_mates, candidate_mates=candidate_mates, max_slowdown=max_slowdown)
         if not skip:
             policy._past_none = lambda found, first, k, *rest: k  # type: ignore[method-assign]
         return policy.decide(snap)
 
     assert decide(True) == decide(False)
+
+
+def test_crowded_below_reads_the_small_mates_keys_at_the_longest_duration() -> None:
+    """A mate too small to lend (B, cap 1) is ranked before the one able to (A) at a short
+    duration and after it at a long one: crowded over [1, 5], not over [1, 20]."""
+    rows = [(20.0, 10, 1.0, 5), (12.0, 1, 1.0, 1)]  # (base, size, den, cap): A, then B
+    assert _crowded(rows, 4, 1.0, 1, 1) and _crowded(rows, 4, 5.0, 1, 1)
+    assert not _crowded(rows, 4, 20.0, 1, 1)  # B's key 32 is above A's 28
+    assert _crowded_below(rows, 4, 1.0, 5.0, 1, 1)
+    assert not _crowded_below(rows, 4, 1.0, 20.0, 1, 1)
+
+
+def test_sizes_beyond_the_mates_reach_are_skipped_and_the_first_within_it_is_found() -> None:
+    """One mate of 10 nodes (cap 5) whose penalty is 1 + D * a / 1e6 for a loan of a nodes over
+    D seconds; limit 1.005. The job wants 110 nodes with 100 idle: 105 would need 5 of the mate,
+    which may lend only 4 below the limit at that duration (and at 104's); 104 is the size."""
+    mate = running(1, 10, NOW + 100_000, start=NOW, submit=NOW, mall=(1, 10), limit=100_000.0)
+    new = pending(10, 110, 1000.0, submit=NOW, mall=(1, 110))
+    decisions = SDPolicy(max_slowdown=1.005).decide(snapshot(110, [mate, new], now=NOW))
+    assert [(d.job_id, d.nodes) for d in by_type(decisions, StartJob)] == [(10, 104)]
+    assert [(d.job_id, d.new_size) for d in by_type(decisions, Shrink)] == [(1, 6)]
