@@ -716,16 +716,10 @@ def _crowded(rows: list[_Row], need: int, duration: float, nm: int, max_mates: i
     ``nm``-th least key is below all of those, so every mate ``_best_set`` ranks (a key at most
     that) lends fewer, and no group of ``max_mates`` of them lends ``need``. Exact; it stops at
     the ``nm``-th such key, where ranking computes every key and sorts them (``_best_set``'s
-    check of the ranked mates' caps, which this one spares nearly always on a large machine)."""
-    able = [row for row in rows if row[3] * max_mates >= need]
-    low = min(_plain_keys(able, need, duration), default=INF)
-    below = 0
-    for key in _plain_keys(rows, need, duration):
-        if key < low:
-            below += 1
-            if below == nm:
-                return True
-    return False
+    check of the ranked mates' caps, which this one spares nearly always on a large machine).
+    That is :func:`_crowded_below` over a range of one need and one duration (a mate that may
+    not lend ``need / max_mates`` has a cap below ``need``: its key reads its cap)."""
+    return _crowded_below(rows, need, duration, duration, nm, max_mates)
 
 
 def _crowded_below(
