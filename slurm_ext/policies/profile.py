@@ -79,15 +79,21 @@ class SnapshotProfile:
     """Free nodes over ``[now, inf)``. ``times[i]`` starts a segment with ``free[i]`` nodes.
 
     Built from a snapshot's running jobs, live or simulated: releases in any order, a job past its
-    expected end still holding its nodes, a job without a limit never releasing them. The
-    simulator's base passes use :class:`slurm_ext.sim.schedulers.SortedEndsProfile`, built from its
-    sorted end list without these checks (a separate class because it runs at every event)."""
+    expected end still holding its nodes, a job without a limit never releasing them; or from
+    ``steps``, a ``(times, free)`` pair already built (the simulator's backfill pass makes it from
+    its sorted end list, which needs none of these checks, at every event)."""
 
     __slots__ = ("times", "free", "_found", "_low", "_high", "_until", "_starts", "_not_before")
 
-    def __init__(self, now: float, free_now: int, running: Iterable[Running] = ()) -> None:
+    def __init__(
+        self,
+        now: float,
+        free_now: int,
+        running: Iterable[Running] = (),
+        steps: tuple[list[float], list[int]] | None = None,
+    ) -> None:
         self._found = 0  # index of the last start earliest_start found (a hint for reserve)
-        self.times, self.free = _profile_steps(now, free_now, running)
+        self.times, self.free = _profile_steps(now, free_now, running) if steps is None else steps
         # _low[i]: fewest free nodes over segments 0..i, known for a prefix of the segments (a
         # change at segment i drops _low[i:]): a window from now is then one bisect, where a
         # backfill pass asks it for every queued job and changes the profile for few of them
@@ -197,17 +203,16 @@ class SnapshotProfile:
             if free[k] < nodes:
                 k += 1
                 continue
-            j = bisect_left(times, times[k] + duration, k + 1)  # the window is segments k..j-1
-            if j == k + 1 or min(free[k + 1 : j]) >= nodes:  # (a slice's min runs in C)
+            end = times[k] + duration
+            j = k + 1
+            while j < n and times[j] < end and free[j] >= nodes:
+                j += 1
+            if j == n or times[j] >= end:  # nodes stay free from segment k to the window's end
                 self._found = k
                 self._starts[nodes, duration] = times[k], k
                 self._not_before[nodes, duration] = times[k]
                 return times[k]
-            # the first segment short of nodes lies in the window of every start up to it
-            k += 1
-            while free[k] >= nodes:
-                k += 1
-            k += 1
+            k = j + 1  # segment j is short of nodes and lies in the window of every start up to it
         self._starts[nodes, duration] = INF, self._found
         self._not_before[nodes, duration] = INF
         return INF

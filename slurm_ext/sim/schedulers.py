@@ -25,9 +25,10 @@ allocating objects per job.
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
+
+from slurm_ext.policies.profile import SnapshotProfile
 
 if TYPE_CHECKING:
     from slurm_ext.sim.jobtable import SimView
@@ -146,64 +147,19 @@ def easy(sim: SimView) -> None:
         del q[q.index(i, first)]
 
 
-class SortedEndsProfile:
-    """Free nodes as a step function of time from ``now``: ``free[k]`` holds on ``[times[k], times[k+1])``.
-
-    Built straight from the simulator's ``ends`` column, already sorted and never overdue (a job
-    ends at its limit), with no copy or sort: it is rebuilt at every backfill pass. The policies'
-    :class:`slurm_ext.policies.profile.SnapshotProfile` is built from any snapshot's running jobs
-    instead (unsorted; overdue and unlimited jobs handled), which this hot path does not need."""
-
-    __slots__ = ("times", "free")
-
-    def __init__(self, now: float, free: int, ends: list[tuple[float, int]], sizes: list[int]) -> None:
-        times = [now]
-        frees = [free]
-        for t, key in ends:
-            if t == times[-1]:
-                frees[-1] += sizes[key]
-            else:
-                times.append(t)
-                frees.append(frees[-1] + sizes[key])
-        self.times = times
-        self.free = frees
-
-    def earliest(self, need: int, duration: float) -> float:
-        """Earliest breakpoint from which ``need`` nodes stay free for ``duration``."""
-        times, free = self.times, self.free
-        n = len(times)
-        k = 0
-        while k < n:
-            if free[k] < need:
-                k += 1
-                continue
-            t0 = times[k]
-            stop = t0 + duration
-            j = k + 1
-            while j < n and times[j] < stop and free[j] >= need:
-                j += 1
-            if j == n or times[j] >= stop:
-                return t0
-            k = j + 1  # free[j] < need: no window can start before times[j + 1]
-        return INF
-
-    def _split(self, t: float) -> int:
-        """Index of the breakpoint at ``t``, inserting one if needed."""
-        times = self.times
-        k = bisect_right(times, t) - 1
-        if times[k] == t:
-            return k
-        times.insert(k + 1, t)
-        self.free.insert(k + 1, self.free[k])
-        return k + 1
-
-    def reserve(self, t0: float, duration: float, need: int) -> None:
-        a = self._split(t0)
-        stop = t0 + duration
-        b = self._split(stop) if stop < INF else len(self.times)
-        free = self.free
-        for k in range(a, b):
-            free[k] -= need
+def _profile(sim: SimView) -> SnapshotProfile:
+    """Free nodes over time from now, built straight from the simulator's ``ends`` column (already
+    sorted and never overdue: a job ends at its limit) at every backfill pass."""
+    times = [sim.now]
+    frees = [sim.free]
+    sizes = sim.table.size
+    for t, key in sim.ends:
+        if t == times[-1]:
+            frees[-1] += sizes[key]
+        else:
+            times.append(t)
+            frees.append(frees[-1] + sizes[key])
+    return SnapshotProfile(sim.now, sim.free, steps=(times, frees))
 
 
 def make_backfill(depth: int) -> SchedulerPass:
@@ -221,25 +177,28 @@ def make_backfill(depth: int) -> SchedulerPass:
         start = sim.start_queued
         now = sim.now
         lim = sim.table.lim
-        prof = SortedEndsProfile(now, sim.free, sim.ends, size)
+        prof = _profile(sim)
         reserved = 0
         started = False
         for pos in range(n):
             i = q[pos]
             s = size[i]
-            if reserved >= depth and s > prof.free[0]:
+            if reserved < depth:
+                t0 = prof.earliest_start(s, lim[i])
+                if t0 != now:
+                    prof.reserve(t0, lim[i], s)  # nothing if never (larger than the machine)
+                    reserved += 1
+                    continue
+            elif s > prof.free[0]:
                 if prof.free[0] == 0:
                     break
                 continue
-            t0 = prof.earliest(s, lim[i])
-            if t0 == now:
-                start(i)
-                prof.reserve(now, lim[i], s)
-                q[pos] = -1
-                started = True
-            elif reserved < depth:
-                prof.reserve(t0, lim[i], s)
-                reserved += 1
+            elif not prof.fits_now(s, lim[i]):  # no reservation left: when it could start is not needed
+                continue
+            start(i)
+            prof.reserve(now, lim[i], s)
+            q[pos] = -1
+            started = True
         if started:
             q[:] = [i for i in q if i >= 0]
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from slurm_ext.sim import Workload, rigid_job, simulate
 from slurm_ext.sim.invariants import capacity_violations, head_reservation_violations
+from slurm_ext.sim.jobtable import SimView
+from slurm_ext.sim.schedulers import SchedulerPass
 from tests.unit.slurm_ext.sim.simworkloads import random_workload
 
 
@@ -103,6 +107,49 @@ def test_depth_zero_is_greedy() -> None:
 def test_backfill_depth_one_matches_easy_on_random_workloads(seed: int) -> None:
     wl = random_workload(seed)
     assert starts(simulate(wl, "easy")) == starts(simulate(wl, "backfill:1"))
+
+
+def naive_backfill(depth: int) -> SchedulerPass:
+    """Backfill as its definition reads, with no shortcut: for each queued job in order, the
+    earliest time its nodes stay free for its limit, tried at now and at every change of the
+    free nodes (running jobs' ends, reservations' starts and ends), each window checked whole;
+    it starts if that is now, else the first ``depth`` such jobs reserve their window."""
+
+    def pass_(sim: SimView) -> None:
+        size, lim, now, free = sim.table.size, sim.table.lim, sim.now, sim.free
+        ends = [(t, size[i]) for t, i in sim.ends]  # as the pass began: its starts are in ``taken``
+        taken: list[tuple[float, float, int]] = []  # (start, end, nodes) of reservations and starts
+
+        def free_at(t: float) -> int:
+            return free + sum(n for e, n in ends if e <= t) - sum(n for a, b, n in taken if a <= t < b)
+
+        def earliest(need: int, duration: float) -> float:
+            changes = sorted({now, *(e for e, _ in ends), *(x for a, b, _ in taken for x in (a, b))})
+            for t in (c for c in changes if c >= now):
+                window = [t] + [c for c in changes if t < c < t + duration]
+                if all(free_at(c) >= need for c in window):
+                    return t
+            return math.inf
+
+        reserved = 0
+        for i in list(sim.queue):
+            t0 = earliest(size[i], lim[i])
+            if t0 == now:
+                sim.start_queued(i)
+                sim.queue.remove(i)
+                taken.append((now, now + lim[i], size[i]))
+            elif reserved < depth:
+                taken.append((t0, t0 + lim[i], size[i]))
+                reserved += 1
+
+    return pass_
+
+
+@pytest.mark.parametrize("depth", [0, 1, 3, 100])
+@pytest.mark.parametrize("seed", [4, 5])
+def test_backfill_starts_what_the_definition_starts(depth: int, seed: int) -> None:
+    wl = random_workload(seed, n=150, nodes=16)
+    assert starts(simulate(wl, f"backfill:{depth}")) == starts(simulate(wl, naive_backfill(depth)))
 
 
 @pytest.mark.parametrize("scheduler", ["fcfs", "easy", "backfill", "conservative"])
