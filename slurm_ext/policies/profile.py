@@ -81,9 +81,26 @@ class SnapshotProfile:
     Built from a snapshot's running jobs, live or simulated: releases in any order, a job past its
     expected end still holding its nodes, a job without a limit never releasing them; or from
     ``steps``, a ``(times, free)`` pair already built (the simulator's backfill pass makes it from
-    its sorted end list, which needs none of these checks, at every event)."""
+    its sorted end list, which needs none of these checks, at every event).
 
-    __slots__ = ("times", "free", "_found", "_low", "_high", "_until", "_starts", "_not_before")
+    :meth:`reserve_earliest` is deferred until the profile is next asked anything (a pass that
+    reserves for job after job of a full machine's queue may ask nothing more): ``times`` and
+    ``free`` hold the reservations placed so far, all of them once :meth:`reservations` is read;
+    ``free[0]`` is always exact (a deferred reservation starts later than now)."""
+
+    __slots__ = (
+        "times",
+        "free",
+        "_found",
+        "_low",
+        "_high",
+        "_until",
+        "_starts",
+        "_not_before",
+        "_deferred",
+        "_placed",
+        "_forever",
+    )
 
     def __init__(
         self,
@@ -106,23 +123,56 @@ class SnapshotProfile:
         # no start found impossible becomes possible, and the next answer for the same job is no
         # earlier (a pass reserves for job after job alike: arrays, a user's series)
         self._not_before: dict[tuple[int, float], float] = {}
+        self._deferred: list[tuple[int, float]] = []  # reserve_earliest's (nodes, duration), in order
+        self._placed: list[tuple[float, float, int]] = []  # and its (start, duration, nodes), placed
+        self._forever = self.free[-1]  # free nodes from the last segment on (a limitless job's are not)
 
     @property
     def now(self) -> float:
         return self.times[0]
 
-    def _split(self, t: float) -> int:
-        """Index of the segment starting exactly at ``t`` (created if needed)."""
-        i = bisect_right(self.times, t) - 1
-        if self.times[i] == t:
-            return i
-        self.times.insert(i + 1, t)  # where insort would put it: bisect_right's position
-        self.free.insert(i + 1, self.free[i])
-        self._changed(i + 1)
-        return i + 1
+    def reserve_earliest(self, nodes: int, duration: float) -> bool:
+        """Reserve ``nodes`` for ``duration`` from their earliest start (``earliest_start`` then
+        ``reserve``); False, and nothing reserved, if they never stay free that long. Deferred
+        while both are sure: the job cannot start now and a start exists (nodes stay free for
+        good from the last segment, where a finite reservation leaves as many as it found)."""
+        if nodes > self.free[0] and nodes <= self._forever and duration != INF:
+            self._deferred.append((nodes, duration))
+            return True
+        if self._deferred:
+            self._place_deferred()
+        t = self.earliest_start(nodes, duration)
+        self.reserve(t, duration, nodes)
+        if t != INF:
+            self._placed.append((t, duration, nodes))
+        return t != INF
+
+    def reserve_at(self, start: float, duration: float, nodes: int) -> None:
+        """``reserve``, kept among :meth:`reservations` (one made on an earlier profile of the pass)."""
+        self.reserve(start, duration, nodes)
+        self._placed.append((start, duration, nodes))
+
+    def reservations(self) -> list[tuple[float, float, int]]:
+        """``reserve_earliest``'s reservations, placed: ``(start, duration, nodes)`` in order."""
+        if self._deferred:
+            self._place_deferred()
+        return self._placed
+
+    def _place_deferred(self) -> None:
+        """Place the deferred reservations, in the order they were asked for: the profile is then
+        what it would be had each been placed at once (nothing else changed it in between).
+        Every query checks ``_deferred`` before calling this (a call per query cost as much as
+        the deferral saved, without the compiled build)."""
+        deferred, self._deferred = self._deferred, []
+        for nodes, duration in deferred:
+            t = self.earliest_start(nodes, duration)
+            self.reserve(t, duration, nodes)
+            self._placed.append((t, duration, nodes))
 
     def min_free(self, start: float, end: float) -> int:
         """Fewest free nodes over ``[start, end)``."""
+        if self._deferred:
+            self._place_deferred()
         times, free = self.times, self.free
         if start <= times[0]:  # from now, mostly
             return self._low_upto(max(bisect_left(times, end) - 1, 0))
@@ -146,6 +196,8 @@ class SnapshotProfile:
         """Whether ``nodes`` stay free over ``[now, now + duration)``: ``min_free`` from now, as one
         dict lookup for a size already asked about since the last change (a pass asks it for every
         queued job, mostly of a few sizes, and changes the profile for few of them)."""
+        if self._deferred:
+            self._place_deferred()
         until = self._until.get(nodes)
         if until is None:
             free = self.free
@@ -187,6 +239,8 @@ class SnapshotProfile:
 
     def earliest_start(self, nodes: int, duration: float) -> float:
         """Earliest time at which ``nodes`` stay free for ``duration``; ``inf`` if never."""
+        if self._deferred:
+            self._place_deferred()
         known = self._starts.get((nodes, duration))
         if known is not None:
             self._found = known[1]
@@ -219,11 +273,13 @@ class SnapshotProfile:
 
     def reserve(self, start: float, duration: float, nodes: int) -> None:
         """Take ``nodes`` over ``[start, start + duration)``."""
+        if self._deferred:
+            self._place_deferred()
         if nodes <= 0 or duration <= 0 or start == INF:
             return
         times, free = self.times, self.free
-        # _split(start), inline (a reservation per queued job per call in SD), where the start is
-        # not the one earliest_start just found (its index kept: the time there tells if it holds)
+        # the segment starting at ``start``, inserted if needed, where the start is not the one
+        # earliest_start just found (its index kept: the time there tells if it holds)
         i = self._found
         if i >= len(times) or times[i] != start:
             i = 0 if start == times[0] else bisect_right(times, start) - 1  # starts now: the first
@@ -232,11 +288,13 @@ class SnapshotProfile:
                 times.insert(i, start)
                 free.insert(i, free[i - 1])
         self._changed(i)
-        # take the nodes from each segment up to the end, then _split(end) where that stops
+        # take the nodes from each segment up to the end, then start a segment at the end
         end = start + duration
         n = len(times)
         j = bisect_left(times, end, i)  # segments i..j-1 lie in [start, end)
         free[i:j] = [f - nodes for f in free[i:j]]
-        if end != INF and (j == n or times[j] != end):
+        if end == INF:
+            self._forever -= nodes
+        elif j == n or times[j] != end:
             times.insert(j, end)
             free.insert(j, free[j - 1] + nodes)  # as before the reservation

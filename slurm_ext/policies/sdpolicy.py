@@ -116,7 +116,7 @@ class SDPolicy(ViewPolicy):
         cl.serve_evolving(list, "SD")  # no evolving jobs in 003_*: asks get idle nodes only
         self._give_back(cl)
         limit = self.current_limit(cl)
-        reservations: list[tuple[float, float, int]] = []
+        reserved = 0
         prof = cl.profile()
         # Kinds of job (size, requested time, minimum size) that found no mates since the profile
         # or the working copy last changed: select_mates reads nothing else of a job, so another
@@ -139,7 +139,7 @@ class SDPolicy(ViewPolicy):
                 no_mates.clear()
                 changed = True
                 continue
-            if job.malleable is None and len(reservations) >= self.depth:
+            if job.malleable is None and reserved >= self.depth:
                 continue  # no reservation left to make, no mate to take: when it starts is not needed
             if job.malleable is not None:
                 kind = (n, asked, job.min_nodes)
@@ -147,17 +147,15 @@ class SDPolicy(ViewPolicy):
                     choice = self.select_mates(cl, prof, job, limit)
                     if choice is not None:
                         self._run_with_mates(cl, job, choice)
-                        prof = _rebuild(cl, reservations)
+                        prof = _rebuild(cl, prof)
                         no_mates.clear()
                         changed = True
                         continue
                     no_mates.add(kind)
-                if len(reservations) >= self.depth:
+                if reserved >= self.depth:
                     continue
-            t = prof.earliest_start(n, dur)  # remembered if select_mates asked it
-            if len(reservations) < self.depth and t != INF:
-                prof.reserve(t, dur, n)
-                reservations.append((t, dur, n))
+            if prof.reserve_earliest(n, dur):  # its start is remembered if select_mates asked it
+                reserved += 1
                 no_mates.clear()
         self._mate_cache = None  # holds the working copy
         self._queue_seen = cl.pending
@@ -796,8 +794,9 @@ def _shares(caps: list[int], need: int) -> Iterator[tuple[int, ...]]:
             yield (a, *rest)
 
 
-def _rebuild(cl: WorkingView, reservations: list[tuple[float, float, int]]) -> SnapshotProfile:
+def _rebuild(cl: WorkingView, old: SnapshotProfile) -> SnapshotProfile:
+    """The working copy's profile now, with ``old``'s reservations at the times they were made."""
     prof = cl.profile()
-    for t, dur, n in reservations:
-        prof.reserve(t, dur, n)
+    for t, dur, n in old.reservations():
+        prof.reserve_at(t, dur, n)
     return prof

@@ -184,9 +184,13 @@ def make_backfill(depth: int) -> SchedulerPass:
             i = q[pos]
             s = size[i]
             if reserved < depth:
-                t0 = prof.earliest_start(s, lim[i])
+                if s > prof.free[0]:  # cannot start now: placed when the profile is next read, if ever
+                    prof.reserve_earliest(s, lim[i])
+                    reserved += 1
+                    continue
+                t0 = prof.earliest_start(s, lim[i])  # one scan says whether now, and if not when
                 if t0 != now:
-                    prof.reserve(t0, lim[i], s)  # nothing if never (larger than the machine)
+                    prof.reserve(t0, lim[i], s)
                     reserved += 1
                     continue
             elif s > prof.free[0]:

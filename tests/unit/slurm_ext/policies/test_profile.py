@@ -178,3 +178,50 @@ def test_earliest_start_for_jobs_alike_reserved_one_after_another_is_a_fresh_pro
         assert now or start == fresh.earliest_start(nodes, duration)
         prof.reserve(start, duration, nodes)
         made.append((start, duration, nodes))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(0, 6),
+    st.lists(st.tuples(st.sampled_from([10.0, 20.0, 35.0, 70.0, INF]), st.integers(1, 3)), max_size=6),
+    st.lists(
+        st.tuples(
+            st.sampled_from(["reserve_earliest", "start_now", "ask"]),
+            st.sampled_from([5.0, 10.0, 15.0, 60.0, INF]),
+            st.integers(0, 7),
+        ),
+        max_size=14,
+    ),
+)
+def test_deferred_reservations_answer_as_reservations_placed_at_once(
+    free: int, releases: list[tuple[float, int]], steps: list[tuple[str, float, int]]
+) -> None:
+    # reserve_earliest waits for the next question to place its reservations: every answer, the
+    # reservations made and the profile in the end are those of placing each when asked for.
+    lazy = SnapshotProfile(0.0, free, _jobs(releases))
+    eager = SnapshotProfile(0.0, free, _jobs(releases))
+    made: list[tuple[float, float, int]] = []
+    for verb, duration, nodes in steps:
+        if verb == "reserve_earliest":
+            start = eager.earliest_start(nodes, duration)
+            eager.reserve(start, duration, nodes)
+            if start != INF:
+                made.append((start, duration, nodes))
+            assert lazy.reserve_earliest(nodes, duration) == (start != INF)
+            assert lazy.free[0] == eager.free[0]
+        elif verb == "start_now":
+            eager.reserve(0.0, duration, nodes)
+            lazy.reserve(0.0, duration, nodes)
+        else:
+            assert lazy.fits_now(nodes, duration) == eager.fits_now(nodes, duration)
+            assert lazy.min_free(5.0, 5.0 + duration) == eager.min_free(5.0, 5.0 + duration)
+            assert lazy.earliest_start(nodes, duration) == eager.earliest_start(nodes, duration)
+    assert lazy.reservations() == made
+    assert (lazy.times, lazy.free) == (eager.times, eager.free)
+
+
+def test_a_reservation_for_good_is_placed_at_once_so_the_next_knows_it_never_starts() -> None:
+    prof = SnapshotProfile(0.0, 0, _jobs([(10.0, 2)]))
+    assert prof.reserve_earliest(2, INF)  # the two nodes from 10 on, for good
+    assert not prof.reserve_earliest(1, 5.0)  # no node is ever free again
+    assert prof.reservations() == [(10.0, INF, 2)]
