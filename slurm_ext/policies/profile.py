@@ -99,7 +99,6 @@ class SnapshotProfile:
         "_not_before",
         "_deferred",
         "_placed",
-        "_forever",
     )
 
     def __init__(
@@ -125,7 +124,6 @@ class SnapshotProfile:
         self._not_before: dict[tuple[int, float], float] = {}
         self._deferred: list[tuple[int, float]] = []  # reserve_earliest's (nodes, duration), in order
         self._placed: list[tuple[float, float, int]] = []  # and its (start, duration, nodes), placed
-        self._forever = self.free[-1]  # free nodes from the last segment on (a limitless job's are not)
 
     @property
     def now(self) -> float:
@@ -136,16 +134,21 @@ class SnapshotProfile:
         ``reserve``); False, and nothing reserved, if they never stay free that long. Deferred
         while both are sure: the job cannot start now and a start exists (nodes stay free for
         good from the last segment, where a finite reservation leaves as many as it found)."""
-        if nodes > self.free[0] and nodes <= self._forever and duration != INF:
+        if nodes > self.free[0] and nodes <= self.free[-1] and duration != INF:
             self._deferred.append((nodes, duration))
             return True
         if self._deferred:
             self._place_deferred()
+        return self._place(nodes, duration)
+
+    def _place(self, nodes: int, duration: float) -> bool:
+        """``earliest_start`` then ``reserve``, kept among :meth:`reservations` if a start exists."""
         t = self.earliest_start(nodes, duration)
+        if t == INF:
+            return False
         self.reserve(t, duration, nodes)
-        if t != INF:
-            self._placed.append((t, duration, nodes))
-        return t != INF
+        self._placed.append((t, duration, nodes))
+        return True
 
     def reserve_at(self, start: float, duration: float, nodes: int) -> None:
         """``reserve``, kept among :meth:`reservations` (one made on an earlier profile of the pass)."""
@@ -165,9 +168,7 @@ class SnapshotProfile:
         the deferral saved, without the compiled build)."""
         deferred, self._deferred = self._deferred, []
         for nodes, duration in deferred:
-            t = self.earliest_start(nodes, duration)
-            self.reserve(t, duration, nodes)
-            self._placed.append((t, duration, nodes))
+            self._place(nodes, duration)
 
     def min_free(self, start: float, end: float) -> int:
         """Fewest free nodes over ``[start, end)``."""
@@ -293,8 +294,6 @@ class SnapshotProfile:
         n = len(times)
         j = bisect_left(times, end, i)  # segments i..j-1 lie in [start, end)
         free[i:j] = [f - nodes for f in free[i:j]]
-        if end == INF:
-            self._forever -= nodes
-        elif j == n or times[j] != end:
+        if end != INF and (j == n or times[j] != end):
             times.insert(j, end)
             free.insert(j, free[j - 1] + nodes)  # as before the reservation
